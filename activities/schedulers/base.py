@@ -1,0 +1,67 @@
+"""The one scheduler interface. The embedded local scheduler and Slurm both implement it.
+
+Rules every implementation keeps, because activities build their idempotency on them:
+
+- `observe` is a fresh read, never a cache: activities call it right before acting.
+- Mutating calls do exactly one thing and raise `SchedulerError` when the scheduler refuses;
+  they never retry on their own (Temporal retries the activity, which re-observes first).
+- `find(token)` finds a job submitted with that token, so a retried submit adopts its job
+  instead of starting a second one.
+- Errors are translated here, in one place: `SchedulerUnavailable` is temporary (the daemon or
+  slurmctld is down; retry with backoff), `SchedulerError` is the scheduler refusing a command
+  (the activity decides whether the world already looks as wanted).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from workflows.models import JobObservation, NodeInfo, SubmitRequest
+
+
+class SchedulerError(Exception):
+    """The scheduler refused or failed a command. The message is the scheduler's own words."""
+
+
+class SchedulerUnavailable(SchedulerError):
+    """The scheduler cannot be reached right now; the same call may work later."""
+
+
+class JobNotFound(SchedulerError):
+    """The scheduler has no record of the job (never existed, or purged)."""
+
+
+class Scheduler(Protocol):
+    name: str
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        """Queue a new job; returns its first observation."""
+        ...
+
+    async def find(self, token: str) -> JobObservation | None:
+        """The job submitted with `token`, if the scheduler still knows it."""
+        ...
+
+    async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        """A fresh read of these jobs, in one call. Unknown jobs are left out of the result."""
+        ...
+
+    async def requeue_hold(self, job_id: str) -> None:
+        """Stop the job if it runs and queue it again held; its restart count goes up by one."""
+        ...
+
+    async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
+        """Set the nodes a pending job must not run on (replaces the previous list)."""
+        ...
+
+    async def release(self, job_id: str) -> None:
+        """Let a held job be scheduled."""
+        ...
+
+    async def cancel(self, job_id: str) -> None:
+        """End the job for good."""
+        ...
+
+    async def nodes(self) -> list[NodeInfo]:
+        """Every node and its state."""
+        ...

@@ -1,0 +1,342 @@
+"""The vocabulary of `recovery`, as the models workflows and activities share.
+
+Everything that crosses the workflow/activity boundary is one of these models, serialised by
+Temporal's pydantic data converter. Times are timezone-aware UTC datetimes and serialise as
+ISO 8601. Names follow `docs/architecture.md` and the public JSON contract: a field that appears
+in `recovery status --json` keeps its name forever.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.policy import Policy
+
+
+class Model(BaseModel):
+    """Base for every shared model: unknown fields are an error, values are validated on assignment."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class JobState(StrEnum):
+    """The state of a job as the scheduler reports it, in Slurm's words.
+
+    PENDING    queued, or held (see `JobObservation.held`), not yet on nodes.
+    RUNNING    allocated; its tasks are running.
+    COMPLETED  every task exited 0.
+    FAILED     a task exited non-zero or was killed by a signal.
+    CANCELLED  cancelled by a user or by `recovery`.
+    NODE_FAIL  a node of the allocation failed; the scheduler says so, not the job's own tasks.
+    TIMEOUT    the job reached its time limit.
+    PREEMPTED  the scheduler took the allocation for other work.
+    UNKNOWN    the scheduler no longer knows the job (record purged) or answered something new.
+    """
+
+    PENDING = "PENDING"
+    RUNNING = "RUNNING"
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+    CANCELLED = "CANCELLED"
+    NODE_FAIL = "NODE_FAIL"
+    TIMEOUT = "TIMEOUT"
+    PREEMPTED = "PREEMPTED"
+    UNKNOWN = "UNKNOWN"
+
+    @property
+    def ended(self) -> bool:
+        return self not in (JobState.PENDING, JobState.RUNNING)
+
+
+class RunState(StrEnum):
+    """`RecoveryState`: where a run stands, as the search attribute and `list` show it."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    RECOVERING = "recovering"
+    PAUSED = "paused"
+    COMPLETED = "completed"
+    GAVE_UP = "gave_up"
+    CANCELLED = "cancelled"
+
+
+SymptomKind = Literal["crash", "hang", "straggler"]
+Category = Literal[
+    "hardware",
+    "network",
+    "application",
+    "out_of_memory",
+    "scheduler",
+    "system_software",
+    "unknown",
+]
+Operation = Literal["restart", "terminate", "give_up"]
+AdviceStatus = Literal["pending", "converged", "abandoned"]
+ActionKind = Literal["submit", "requeue_hold", "set_excluded_nodes", "release", "cancel"]
+
+
+# --- scheduler facts -------------------------------------------------------------------------
+
+
+class TaskResult(Model):
+    """How one node's copy of the batch script (or one task) ended."""
+
+    node: str
+    exit_code: int | None = None
+    signal: int | None = None
+    ended_at: datetime | None = None
+
+
+class JobObservation(Model):
+    """One fresh read of a job from the scheduler. `restart_count` with `job_id` names the attempt."""
+
+    job_id: str
+    name: str = ""
+    state: JobState
+    held: bool = False
+    reason: str = ""
+    nodes: list[str] = Field(default_factory=list)
+    excluded_nodes: list[str] = Field(default_factory=list)
+    exit_code: int | None = None
+    signal: int | None = None
+    restart_count: int = 0
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    output_path: str | None = None
+    error_path: str | None = None
+    tasks: list[TaskResult] = Field(default_factory=list)
+    failed_nodes: list[str] = Field(default_factory=list)
+    token: str = ""
+
+
+class NodeInfo(Model):
+    name: str
+    state: str
+    reason: str = ""
+
+
+class SubmitRequest(Model):
+    """What the scheduler needs to start a job. `token` makes a retried submit find its own job."""
+
+    script: str
+    args: list[str] = Field(default_factory=list)
+    name: str
+    nodes: int = Field(ge=1)
+    workdir: str
+    token: str
+    excluded_nodes: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+# --- the run ---------------------------------------------------------------------------------
+
+
+class RunSpec(Model):
+    """What the user asked for: fixed for the life of the run."""
+
+    run_id: str
+    name: str
+    scheduler: str
+    script_path: str
+    script: str
+    args: list[str] = Field(default_factory=list)
+    nodes: int = Field(ge=1)
+    workdir: str
+    owner: str
+    policy: Policy
+    env: dict[str, str] = Field(default_factory=dict)
+    submitted_at: datetime
+
+
+class Attempt(Model):
+    index: int
+    job_id: str
+    restart_count: int = 0
+    state: JobState = JobState.PENDING
+    exit_code: int | None = None
+    signal: int | None = None
+    nodes: list[str] = Field(default_factory=list)
+    excluded_nodes: list[str] = Field(default_factory=list)
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    output_path: str | None = None
+
+
+class Evidence(Model):
+    """One fact that supports a symptom or diagnosis: a log line, or something the scheduler said."""
+
+    source: str
+    text: str
+    line: int | None = None
+    node: str | None = None
+    signature: str | None = None
+
+
+class Symptom(Model):
+    attempt_index: int
+    kind: SymptomKind
+    detected_at: datetime
+    failed_at: datetime | None = None
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
+class ImplicatedNode(Model):
+    node: str
+    reason: str
+
+
+class Diagnosis(Model):
+    attempt_index: int
+    category: Category
+    retryable: bool
+    implicated: list[ImplicatedNode] = Field(default_factory=list)
+    explanation: str
+    provider: str
+    evidence: list[Evidence] = Field(default_factory=list)
+
+    @property
+    def implicated_nodes(self) -> list[str]:
+        return [i.node for i in self.implicated]
+
+
+class Advice(Model):
+    """The decision for one failed attempt: recorded first, then carried out, then verified."""
+
+    generation: int
+    attempt_index: int
+    operation: Operation
+    excluded_nodes: list[str] = Field(default_factory=list)
+    not_before: datetime | None = None
+    reason: str
+    explanation: str
+    status: AdviceStatus = "pending"
+    status_reason: str = ""
+    acted: bool = False
+    created_at: datetime
+    resolved_at: datetime | None = None
+
+
+class Action(Model):
+    """One scheduler command issued (or found already done) for an advice."""
+
+    advice_generation: int
+    kind: ActionKind
+    job_id: str
+    at: datetime
+    changed: bool
+    detail: str = ""
+
+
+class Milestone(Model):
+    """failure_observed, symptom_detected, advice_recorded, first_action, successor_running,
+    progress_restored, completed: the points recovery latency is measured between."""
+
+    name: str
+    at: datetime
+    attempt_index: int | None = None
+    detail: str = ""
+
+
+class Goodput(Model):
+    elapsed_seconds: float = 0.0
+    productive_seconds: float = 0.0
+    lost_detection_seconds: float = 0.0
+    lost_restart_seconds: float = 0.0
+    ettr: float | None = None
+
+
+class RunSummary(Model):
+    """A run as `list --json` shows it."""
+
+    id: str
+    name: str
+    state: RunState
+    paused: bool
+    owner: str
+    policy: str
+    attempts: int
+    scheduler: str
+    job_id: str | None
+    last_symptom: str | None = None
+    created_at: datetime | None = None
+
+
+class RunStatus(Model):
+    """`status RUN --json`, and the workflow's `status` query."""
+
+    run: RunSummary
+    attempts: list[Attempt]
+    symptoms: list[Symptom]
+    diagnoses: list[Diagnosis]
+    advice: list[Advice]
+    actions: list[Action]
+    milestones: list[Milestone]
+    goodput: Goodput
+
+
+# --- activity inputs -------------------------------------------------------------------------
+
+
+class SubmitInput(Model):
+    run_id: str
+    attempt_index: int
+    request: SubmitRequest
+
+
+class WatchInput(Model):
+    run_id: str
+    attempt: Attempt
+    poll_seconds: float
+
+
+class WatchResult(Model):
+    observation: JobObservation
+    symptom: Symptom | None = None
+
+
+class DiagnoseInput(Model):
+    run_id: str
+    attempt: Attempt
+    observation: JobObservation
+    symptom: Symptom
+
+
+class RecordAdviceInput(Model):
+    run_id: str
+    advice: Advice
+
+
+class JobActionInput(Model):
+    """Input to the idempotent restart steps: act only if the job is still at `restart_count`."""
+
+    run_id: str
+    advice_generation: int
+    job_id: str
+    restart_count: int
+    excluded_nodes: list[str] = Field(default_factory=list)
+
+
+class VerifyInput(Model):
+    run_id: str
+    job_id: str
+    restart_count: int
+    excluded_nodes: list[str]
+    timeout_seconds: float
+    poll_seconds: float
+
+
+class VerifyResult(Model):
+    ok: bool
+    observation: JobObservation | None = None
+    reason: str = ""
+
+
+class CancelInput(Model):
+    run_id: str
+    job_id: str

@@ -1,0 +1,77 @@
+"""Recovery policy: the validated settings `decide` works from.
+
+Policies are YAML files (see `docs/policies.md`). Files are read and validated by
+`workflows.policy_files` outside workflow code; the workflow receives this model as input.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(value: object) -> timedelta:
+    """`30s`, `10m`, `2h`, `7d` (or a number of seconds, or a timedelta) as a timedelta."""
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, bool):
+        raise ValueError(f"expected a duration like 30s, 10m, 2h or 7d, got {value!r}")
+    if isinstance(value, int | float):
+        seconds = float(value)
+    elif isinstance(value, str) and (m := _DURATION.match(value)):
+        seconds = float(m.group(1)) * _UNIT_SECONDS[m.group(2)]
+    else:
+        raise ValueError(f"expected a duration like 30s, 10m, 2h or 7d, got {value!r}")
+    if seconds < 0:
+        raise ValueError(f"a duration cannot be negative, got {value!r}")
+    return timedelta(seconds=seconds)
+
+
+def format_duration(value: timedelta) -> str:
+    seconds = value.total_seconds()
+    for unit in ("d", "h", "m"):
+        size = _UNIT_SECONDS[unit]
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+Duration = Annotated[
+    timedelta,
+    BeforeValidator(parse_duration),
+    PlainSerializer(format_duration, return_type=str),
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class Backoff(_Section):
+    """Restart 1 waits `first`; restart k>1 waits min(max, initial * factor^(k-2))."""
+
+    first: Duration = timedelta(0)
+    initial: Duration = timedelta(seconds=30)
+    factor: float = Field(default=2.0, ge=1.0)
+    max: Duration = timedelta(minutes=10)
+
+    def delay(self, restart_number: int) -> timedelta:
+        if restart_number <= 1:
+            return self.first
+        grown = self.initial.total_seconds() * self.factor ** (restart_number - 2)
+        return min(self.max, timedelta(seconds=grown))
+
+
+class Policy(_Section):
+    name: str = "default"
+    max_restarts: int = Field(default=5, ge=0)
+    backoff: Backoff = Backoff()
+    exclude_implicated_nodes: bool = True
+    max_excluded_nodes: int = Field(default=4, ge=0)
+    on_unsatisfiable: Literal["wait", "drop_oldest_exclusion", "give_up"] = "wait"
