@@ -1,0 +1,472 @@
+"""The local cluster's job table and the processes that run its jobs.
+
+Everything here runs on the daemon's one event loop, so the table changes only between
+awaits and needs no locks. A running job has an `Execution`: its copies (one per node), the
+tasks that reap them, and the outcome once something decided how the attempt ends. The job
+leaves RUNNING only when every copy has been reaped (`_finish`), which is the one place the
+final state is written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import structlog
+
+from activities.schedulers.local_protocol import ClusterStatus
+from worker import local_procs, local_state
+from worker.local_state import ClusterState, JobRecord, NodeRecord, utcnow
+from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+
+log = structlog.get_logger("local_cluster")
+
+KILL_GRACE_SECONDS = 2.0
+# Ended jobs kept in the table; older ones are forgotten like Slurm purges finished jobs.
+MAX_ENDED_JOBS = 1000
+REQUEUE: Literal["requeue"] = "requeue"
+Outcome = JobState | Literal["requeue"]
+
+
+class OpError(Exception):
+    kind: Literal["not_found", "refused"] = "refused"
+
+
+class NotFound(OpError):
+    kind = "not_found"
+
+
+class Refused(OpError):
+    kind = "refused"
+
+
+@dataclass
+class Execution:
+    job_id: int
+    procs: dict[str, asyncio.subprocess.Process] = field(default_factory=dict)
+    reapers: dict[str, asyncio.Task[None]] = field(default_factory=dict)
+    exited: set[str] = field(default_factory=set)
+    launched: bool = False
+    outcome: Outcome | None = None
+    reason: str = ""
+    failed_nodes: list[str] = field(default_factory=list)
+    first_failure: TaskResult | None = None
+    killing: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class LocalCluster:
+    def __init__(self, root: Path, node_count: int) -> None:
+        self.root = root
+        self.node_count = node_count
+        self.state_path = root / "state.json"
+        state = local_state.load(self.state_path, node_count)
+        self.cluster_id = state.cluster_id
+        self.next_job_id = state.next_job_id
+        self.nodes: dict[str, NodeRecord] = {node.name: node for node in state.nodes}
+        self.jobs: dict[int, JobRecord] = {job.id: job for job in state.jobs}
+        self.runs: dict[int, Execution] = {}
+        self.stopping = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # --- paths and persistence ---------------------------------------------------------
+
+    def script_path(self, job_id: int) -> Path:
+        return local_state.script_path(self.root, job_id)
+
+    def output_path(self, job_id: int) -> Path:
+        return local_state.output_path(self.root, job_id)
+
+    def _save(self) -> None:
+        state = ClusterState(
+            cluster_id=self.cluster_id,
+            next_job_id=self.next_job_id,
+            nodes=list(self.nodes.values()),
+            jobs=list(self.jobs.values()),
+        )
+        local_state.save(self.state_path, state)
+
+    def _background(self, coro: Coroutine[Any, Any, None]) -> None:
+        # The loop keeps only weak references to tasks; hold them until they finish.
+        task = asyncio.create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # --- startup and shutdown ----------------------------------------------------------
+
+    async def recover(self) -> None:
+        """Jobs that were running when a previous daemon died: end them, kill their orphans."""
+        orphans: list[int] = []
+        for job in self.jobs.values():
+            if job.state is not JobState.RUNNING:
+                continue
+            orphans += [
+                pgid
+                for pgid in job.pgids.values()
+                if local_procs.group_is_ours(pgid, self.cluster_id, job.id)
+            ]
+            job.state = JobState.NODE_FAIL
+            job.reason = "local cluster daemon restarted"
+            job.ended_at = utcnow()
+            job.pgids = {}
+            log.warning("job_lost_in_restart", job_id=job.id, orphan_groups=len(orphans))
+        await local_procs.terminate_groups(orphans, KILL_GRACE_SECONDS)
+        self._save()
+        self._schedule()
+
+    async def shutdown(self) -> None:
+        """Stop scheduling and end every running job; they count as node failures."""
+        self.stopping = True
+        runs = list(self.runs.values())
+        await asyncio.gather(
+            *(self._stop(run, JobState.NODE_FAIL, "local cluster stopped") for run in runs)
+        )
+        self._save()
+
+    # --- operations --------------------------------------------------------------------
+
+    def submit(self, request: SubmitRequest) -> JobObservation:
+        if self.stopping:
+            raise Refused("the local cluster is shutting down")
+        if not Path(request.workdir).is_dir():
+            raise Refused(f"workdir {request.workdir} is not a directory")
+        if request.nodes > len(self.nodes):
+            raise Refused(
+                f"job asks for {request.nodes} nodes; the local cluster has {len(self.nodes)}"
+            )
+        excluded = self._known_nodes(request.excluded_nodes)
+        job = JobRecord(
+            id=self.next_job_id,
+            token=request.token,
+            name=request.name,
+            args=list(request.args),
+            nodes_wanted=request.nodes,
+            workdir=request.workdir,
+            env=dict(request.env),
+            excluded_nodes=excluded,
+            submitted_at=utcnow(),
+        )
+        script = self.script_path(job.id)
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(request.script)
+        script.chmod(0o700)
+        self.next_job_id += 1
+        self.jobs[job.id] = job
+        log.info("submitted", job_id=job.id, nodes=job.nodes_wanted)
+        self._save()
+        self._schedule()
+        return self.observe_one(job)
+
+    def observe_one(self, job: JobRecord) -> JobObservation:
+        return job.observation(self.output_path(job.id))
+
+    def find(self, token: str) -> JobObservation | None:
+        matches = [job for job in self.jobs.values() if token and job.token == token]
+        return self.observe_one(matches[-1]) if matches else None
+
+    def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        found: dict[str, JobObservation] = {}
+        for job_id in job_ids:
+            job = self._lookup(job_id)
+            if job is not None:
+                found[job_id] = self.observe_one(job)
+        return found
+
+    async def requeue_hold(self, job_id: str) -> None:
+        job = self._job(job_id)
+        run = self.runs.get(job.id)
+        if run is not None and await self._stop(run, REQUEUE):
+            return
+        if job.state is JobState.PENDING:
+            raise Refused(f"job {job.id} is pending; only a running or ended job can be requeued")
+        job.start_new_attempt()
+        log.info("requeued_held", job_id=job.id, restart_count=job.restart_count)
+        self._save()
+        self._schedule()
+
+    def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
+        job = self._job(job_id)
+        if job.state is not JobState.PENDING:
+            raise Refused(f"job {job.id} is {job.state}; excluded nodes change only while pending")
+        job.excluded_nodes = self._known_nodes(nodes)
+        self._save()
+        self._schedule()
+
+    def release(self, job_id: str) -> None:
+        job = self._job(job_id)
+        if not job.held:
+            raise Refused(f"job {job.id} is not held")
+        job.held = False
+        job.reason = ""
+        self._save()
+        self._schedule()
+
+    async def cancel(self, job_id: str) -> None:
+        job = self._job(job_id)
+        run = self.runs.get(job.id)
+        if run is not None and await self._stop(run, JobState.CANCELLED, "cancelled"):
+            return
+        if job.state is not JobState.PENDING:
+            raise Refused(f"job {job.id} already ended ({job.state})")
+        job.state = JobState.CANCELLED
+        job.held = False
+        job.reason = "cancelled"
+        job.ended_at = utcnow()
+        self._save()
+
+    def node_infos(self) -> list[NodeInfo]:
+        return [node.info() for node in self.nodes.values()]
+
+    async def node_down(self, name: str, reason: str = "") -> None:
+        node = self._node(name)
+        node.down = True
+        node.reason = reason or "set down by operator"
+        self._save()
+        log.warning("node_down", node=name, job_id=node.job_id)
+        run = self.runs.get(node.job_id) if node.job_id is not None else None
+        if run is None:
+            return
+        # The node is gone: its copy gets no grace, unlike the copies on healthy nodes.
+        proc = run.procs.get(name)
+        if proc is not None and name not in run.exited:
+            local_procs.signal_group(proc.pid, signal.SIGKILL)
+        await self._stop(run, JobState.NODE_FAIL, "NodeDown", [name])
+
+    def node_up(self, name: str) -> None:
+        node = self._node(name)
+        node.down = False
+        node.reason = ""
+        self._save()
+        self._schedule()
+
+    def status(self) -> ClusterStatus:
+        return ClusterStatus(
+            running=True,
+            pid=os.getpid(),
+            nodes=self.node_infos(),
+            jobs=[self.observe_one(job) for job in self.jobs.values()],
+        )
+
+    # --- lookups -----------------------------------------------------------------------
+
+    def _lookup(self, job_id: str) -> JobRecord | None:
+        return self.jobs.get(int(job_id)) if job_id.isascii() and job_id.isdigit() else None
+
+    def _job(self, job_id: str) -> JobRecord:
+        job = self._lookup(job_id)
+        if job is None:
+            raise NotFound(f"job {job_id} not found")
+        return job
+
+    def _node(self, name: str) -> NodeRecord:
+        node = self.nodes.get(name)
+        if node is None:
+            raise NotFound(f"node {name} not found (nodes: {', '.join(self.nodes)})")
+        return node
+
+    def _known_nodes(self, names: list[str]) -> list[str]:
+        unknown = [name for name in names if name not in self.nodes]
+        if unknown:
+            raise Refused(f"unknown node(s): {', '.join(unknown)}")
+        return list(dict.fromkeys(names))
+
+    # --- scheduling --------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        """First fit in submit order: each runnable job gets the lowest-numbered free nodes."""
+        if self.stopping:
+            return
+        changed = False
+        for job in self.jobs.values():
+            if job.state is not JobState.PENDING or job.held:
+                continue
+            usable = [
+                node
+                for node in self.nodes.values()
+                if not node.down and node.name not in job.excluded_nodes
+            ]
+            free = [node.name for node in usable if node.job_id is None]
+            if len(free) >= job.nodes_wanted:
+                self._allocate(job, free[: job.nodes_wanted])
+                changed = True
+                continue
+            reason = "Resources" if len(usable) >= job.nodes_wanted else "ReqNodeNotAvail"
+            changed = changed or job.reason != reason
+            job.reason = reason
+        if changed:
+            self._save()
+
+    def _allocate(self, job: JobRecord, names: list[str]) -> None:
+        job.state = JobState.RUNNING
+        job.reason = ""
+        job.nodes = names
+        job.started_at = utcnow()
+        for name in names:
+            self.nodes[name].job_id = job.id
+        run = Execution(job.id)
+        self.runs[job.id] = run
+        log.info("started", job_id=job.id, nodes=names, restart_count=job.restart_count)
+        self._background(self._launch(run, job))
+
+    # --- running -----------------------------------------------------------------------
+
+    async def _launch(self, run: Execution, job: JobRecord) -> None:
+        output = self.output_path(job.id)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        # One descriptor shared by every copy: O_APPEND keeps their writes whole and never
+        # truncates what earlier attempts wrote.
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            for index in range(len(job.nodes)):
+                if run.outcome is not None:
+                    break
+                await self._spawn(run, job, fd, index)
+        finally:
+            os.close(fd)
+            run.launched = True
+            self._save()
+            self._maybe_finish(run)
+
+    async def _spawn(self, run: Execution, job: JobRecord, fd: int, index: int) -> None:
+        node = job.nodes[index]
+        env = local_procs.slurm_env(
+            base=os.environ,
+            extra=job.env,
+            cluster_id=self.cluster_id,
+            job_id=job.id,
+            name=job.name,
+            nodes=job.nodes,
+            index=index,
+            restart_count=job.restart_count,
+            submit_dir=job.workdir,
+        )
+        try:
+            argv = local_procs.script_argv(self.script_path(job.id), job.args)
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=job.workdir,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                start_new_session=True,
+            )
+        except OSError as err:
+            os.write(fd, f"local cluster: cannot start the job on {node}: {err}\n".encode())
+            # The shell's codes for "not found" and "cannot execute".
+            self._task_ended(run, job, node, 127 if isinstance(err, FileNotFoundError) else 126)
+            return
+        run.procs[node] = proc
+        job.pgids[node] = proc.pid
+        run.reapers[node] = asyncio.create_task(self._reap(run, job, node, proc))
+        if run.outcome is not None:
+            # Stopped while this copy was being started; the kill round may have missed it.
+            local_procs.signal_group(proc.pid, signal.SIGKILL)
+
+    async def _reap(
+        self, run: Execution, job: JobRecord, node: str, proc: asyncio.subprocess.Process
+    ) -> None:
+        returncode = await proc.wait()
+        self._task_ended(run, job, node, returncode)
+
+    def _task_ended(self, run: Execution, job: JobRecord, node: str, returncode: int) -> None:
+        result = TaskResult(
+            node=node,
+            exit_code=returncode if returncode >= 0 else None,
+            signal=-returncode if returncode < 0 else None,
+            ended_at=utcnow(),
+        )
+        job.tasks.append(result)
+        run.exited.add(node)
+        if returncode != 0 and run.outcome is None:
+            run.outcome = JobState.FAILED
+            run.first_failure = result
+            self._kill(run)
+        self._save()
+        self._maybe_finish(run)
+
+    def _kill(self, run: Execution) -> None:
+        if not run.killing:
+            run.killing = True
+            self._background(self._kill_copies(run))
+
+    async def _kill_copies(self, run: Execution) -> None:
+        """SIGTERM every live copy's group, SIGKILL the ones still there after the grace."""
+        live = {node: task for node, task in run.reapers.items() if not task.done()}
+        for node in live:
+            local_procs.signal_group(run.procs[node].pid, signal.SIGTERM)
+        if not live:
+            return
+        _, pending = await asyncio.wait(live.values(), timeout=KILL_GRACE_SECONDS)
+        for node, task in live.items():
+            if task in pending:
+                local_procs.signal_group(run.procs[node].pid, signal.SIGKILL)
+
+    async def _stop(
+        self, run: Execution, outcome: Outcome, reason: str = "", failed: list[str] | None = None
+    ) -> bool:
+        """End a running attempt as `outcome` and wait until its copies are gone.
+
+        Returns False if something else had already decided how the attempt ends; the caller
+        then looks at the job as that left it.
+        """
+        taken = run.outcome is None
+        if taken:
+            run.outcome = outcome
+            run.reason = reason
+            run.failed_nodes = failed or []
+            self._kill(run)
+        await run.done.wait()
+        return taken
+
+    def _maybe_finish(self, run: Execution) -> None:
+        if run.launched and not run.done.is_set() and set(run.procs) <= run.exited:
+            self._finish(run)
+
+    def _finish(self, run: Execution) -> None:
+        job = self.jobs[run.job_id]
+        # Whatever the copies left behind in their groups goes with the job, as in Slurm.
+        for pgid in job.pgids.values():
+            local_procs.signal_group(pgid, signal.SIGKILL)
+        for name in job.nodes:
+            if self.nodes[name].job_id == job.id:
+                self.nodes[name].job_id = None
+        del self.runs[job.id]
+        if run.outcome == REQUEUE:
+            job.start_new_attempt()
+        else:
+            self._record_end(job, run)
+        log.info("ended", job_id=job.id, state=job.state, exit_code=job.exit_code)
+        self._prune()
+        self._save()
+        run.done.set()
+        self._schedule()
+
+    def _record_end(self, job: JobRecord, run: Execution) -> None:
+        job.pgids = {}
+        job.ended_at = utcnow()
+        outcome, failure = run.outcome, run.first_failure
+        if outcome is None:
+            job.state = JobState.COMPLETED
+            job.exit_code = 0
+        elif outcome is JobState.FAILED and failure is not None:
+            job.state = JobState.FAILED
+            job.exit_code = failure.exit_code
+            job.signal = failure.signal
+            job.reason = f"RaisedSignal:{failure.signal}" if failure.signal else "NonZeroExitCode"
+        elif isinstance(outcome, JobState):
+            job.state = outcome
+            job.reason = run.reason
+            job.failed_nodes = run.failed_nodes
+
+    def _prune(self) -> None:
+        ended = [job for job in self.jobs.values() if job.state.ended]
+        for job in ended[: max(0, len(ended) - MAX_ENDED_JOBS)]:
+            del self.jobs[job.id]
+            shutil.rmtree(self.script_path(job.id).parent, ignore_errors=True)
