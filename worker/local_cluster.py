@@ -64,6 +64,11 @@ def start(nodes: int = DEFAULT_NODES, timeout: float = 10.0) -> DaemonInfo:
     """Start the daemon unless one already answers; a running one is never restarted."""
     if nodes < 1:
         raise ClusterError(f"a cluster needs at least one node, not {nodes}")
+    if len(str(wire.socket_path()).encode()) > wire.MAX_SOCKET_PATH:
+        raise ClusterError(
+            f"RECOVERY_HOME {settings.home()} is too long a path for the local cluster's"
+            " unix socket; choose a shorter one"
+        )
     running = _answering()
     stuck = daemon_pid() if running is None else None
     if stuck is not None:

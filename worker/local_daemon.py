@@ -145,22 +145,21 @@ def _configure_logging(stream: TextIO) -> None:
 def run(root: Path, nodes: int) -> int:
     """The daemon's main: one per cluster directory, enforced by a lock held for its lifetime."""
     _configure_logging(sys.stderr)
+    socket_path = root / "daemon.sock"
+    if len(str(socket_path).encode()) > wire.MAX_SOCKET_PATH:
+        print(f"local cluster: socket path {socket_path} is too long", file=sys.stderr)
+        return 1
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = (root / "daemon.lock").open("a")
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        print(f"another local cluster daemon already runs for {root}", file=sys.stderr)
+        print(f"local cluster: another daemon already runs for {root}", file=sys.stderr)
         return 1
     try:
         cluster = LocalCluster(root, nodes)
     except StateError as err:
         print(f"local cluster: {err}", file=sys.stderr)
         return 1
-    socket_path = root / "daemon.sock"
-    if len(str(socket_path).encode()) > wire.MAX_SOCKET_PATH:
-        print(f"local cluster: socket path {socket_path} is too long", file=sys.stderr)
-        return 1
-    daemon = Daemon(cluster, socket_path)
-    asyncio.run(daemon.serve(root / "daemon.pid"))
+    asyncio.run(Daemon(cluster, socket_path).serve(root / "daemon.pid"))
     return 0

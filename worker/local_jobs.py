@@ -134,12 +134,7 @@ class LocalCluster:
     def submit(self, request: SubmitRequest) -> JobObservation:
         if self.stopping:
             raise Refused("the local cluster is shutting down")
-        if not Path(request.workdir).is_dir():
-            raise Refused(f"workdir {request.workdir} is not a directory")
-        if request.nodes > len(self.nodes):
-            raise Refused(
-                f"job asks for {request.nodes} nodes; the local cluster has {len(self.nodes)}"
-            )
+        self._check_request(request)
         excluded = self._known_nodes(request.excluded_nodes)
         job = JobRecord(
             id=self.next_job_id,
@@ -162,6 +157,21 @@ class LocalCluster:
         self._save()
         self._schedule()
         return self.observe_one(job)
+
+    def _check_request(self, request: SubmitRequest) -> None:
+        """Refuse at submit what would otherwise only fail when the job starts."""
+        workdir = Path(request.workdir)
+        if not workdir.is_absolute() or not workdir.is_dir():
+            raise Refused(f"workdir {request.workdir!r} is not an absolute path to a directory")
+        if request.nodes > len(self.nodes):
+            raise Refused(
+                f"job asks for {request.nodes} nodes; the local cluster has {len(self.nodes)}"
+            )
+        strings = [*request.args, *request.env, *request.env.values()]
+        if any("\0" in text for text in strings):
+            raise Refused("arguments and environment must not contain NUL characters")
+        if any(not key or "=" in key for key in request.env):
+            raise Refused("environment variable names must be non-empty and contain no '='")
 
     def observe_one(self, job: JobRecord) -> JobObservation:
         return job.observation(self.output_path(job.id))
@@ -318,10 +328,16 @@ class LocalCluster:
 
     async def _launch(self, run: Execution, job: JobRecord) -> None:
         output = self.output_path(job.id)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        # One descriptor shared by every copy: O_APPEND keeps their writes whole and never
-        # truncates what earlier attempts wrote.
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            # One descriptor shared by every copy: O_APPEND keeps their writes whole and
+            # never truncates what earlier attempts wrote.
+            fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as err:
+            log.error("output_unwritable", job_id=job.id, path=str(output), error=str(err))
+            run.launched = True
+            self._task_ended(run, job, job.nodes[0], 1)
+            return
         try:
             for index in range(len(job.nodes)):
                 if run.outcome is not None:
@@ -357,7 +373,7 @@ class LocalCluster:
                 stderr=fd,
                 start_new_session=True,
             )
-        except OSError as err:
+        except (OSError, ValueError) as err:
             os.write(fd, f"local cluster: cannot start the job on {node}: {err}\n".encode())
             # The shell's codes for "not found" and "cannot execute".
             self._task_ended(run, job, node, 127 if isinstance(err, FileNotFoundError) else 126)

@@ -103,7 +103,11 @@ def _check_path(path: Path) -> None:
 
 
 def _unavailable(path: Path, err: OSError) -> SchedulerUnavailable:
-    return SchedulerUnavailable(f"the local cluster is not running ({path}: {err})")
+    detail = err.strerror or str(err) or type(err).__name__
+    return SchedulerUnavailable(
+        f"the local cluster is not running ({path}: {detail}); start it with"
+        " `recovery cluster start`"
+    )
 
 
 def _reply(line: bytes) -> Any:

@@ -1,0 +1,141 @@
+"""`recovery cluster ...`: start, stop and inspect the embedded local scheduler."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+
+from activities.schedulers.base import SchedulerError
+from activities.schedulers.local_protocol import ClusterStatus
+from worker import local_cluster
+
+Command = Callable[[argparse.Namespace], int]
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    cluster = subparsers.add_parser(
+        "cluster", help="the embedded local scheduler (a background daemon)"
+    )
+    commands = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
+
+    start = commands.add_parser("start", help="start the local cluster unless it runs")
+    start.add_argument(
+        "--nodes", type=int, default=local_cluster.DEFAULT_NODES, help="number of nodes"
+    )
+    start.set_defaults(func=_guarded(_start))
+
+    stop = commands.add_parser("stop", help="stop the local cluster and every job it runs")
+    stop.set_defaults(func=_guarded(_stop))
+
+    status = commands.add_parser("status", help="nodes and jobs")
+    status.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    status.set_defaults(func=_guarded(_status))
+
+    down = commands.add_parser("node-down", help="fail a node: kill its work, stop scheduling")
+    down.add_argument("name")
+    down.add_argument("--reason", default="", help="shown in status")
+    down.set_defaults(func=_guarded(_node_down))
+
+    up = commands.add_parser("node-up", help="bring a down node back")
+    up.add_argument("name")
+    up.set_defaults(func=_guarded(_node_up))
+
+
+def _guarded(command: Command) -> Command:
+    """Turn the cluster's own errors into one line on stderr and exit status 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except (SchedulerError, local_cluster.ClusterError) as err:
+            print(f"recovery cluster: {err}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _start(args: argparse.Namespace) -> int:
+    info = local_cluster.start(args.nodes)
+    if info.note:
+        print(f"recovery cluster: {info.note}", file=sys.stderr)
+    verb = "started" if info.started else "already running"
+    print(f"local cluster {verb}: {info.nodes} nodes, pid {info.pid}")
+    return 0
+
+
+def _stop(args: argparse.Namespace) -> int:
+    stopped = local_cluster.stop()
+    print("local cluster stopped" if stopped else "local cluster was not running")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    status = local_cluster.status()
+    if args.json:
+        print(status.model_dump_json())
+    else:
+        print(render_status(status))
+    if status.running:
+        return 0
+    # Like `systemctl status`: scripts can test whether it runs by the exit status.
+    print("recovery cluster: the local cluster is not running", file=sys.stderr)
+    return 3
+
+
+def _node_down(args: argparse.Namespace) -> int:
+    local_cluster.node_down(args.name, args.reason)
+    print(f"{args.name} is down")
+    return 0
+
+
+def _node_up(args: argparse.Namespace) -> int:
+    local_cluster.node_up(args.name)
+    print(f"{args.name} is up")
+    return 0
+
+
+def render_status(status: ClusterStatus) -> str:
+    if status.running:
+        head = f"local cluster running (pid {status.pid}), {len(status.nodes)} nodes"
+    else:
+        head = "local cluster not running" + (" (last saved state)" if status.nodes else "")
+    lines = [head]
+    if status.nodes:
+        rows: list[list[str]] = [["NODE", "STATE", "REASON"]]
+        rows += [[node.name, node.state, node.reason] for node in status.nodes]
+        lines += ["", *_table(rows)]
+    if status.jobs:
+        rows = [["JOB", "NAME", "STATE", "RESTARTS", "NODES", "EXIT", "REASON"]]
+        rows += [
+            [
+                job.job_id,
+                _one_line(job.name),
+                job.state.value + (" (held)" if job.held else ""),
+                str(job.restart_count),
+                ",".join(job.nodes) or "-",
+                _exit(job.exit_code, job.signal),
+                job.reason,
+            ]
+            for job in status.jobs
+        ]
+        lines += ["", *_table(rows)]
+    return "\n".join(lines)
+
+
+def _exit(code: int | None, signal: int | None) -> str:
+    if signal is not None:
+        return f"signal {signal}"
+    return "-" if code is None else str(code)
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\n", "\\n")[:40]
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
