@@ -106,16 +106,17 @@ class LocalCluster:
         for job in self.jobs.values():
             if job.state is not JobState.RUNNING:
                 continue
-            orphans += [
+            alive = [
                 pgid
                 for pgid in job.pgids.values()
                 if local_procs.group_is_ours(pgid, self.cluster_id, job.id)
             ]
+            orphans += alive
             job.state = JobState.NODE_FAIL
             job.reason = "local cluster daemon restarted"
             job.ended_at = utcnow()
             job.pgids = {}
-            log.warning("job_lost_in_restart", job_id=job.id, orphan_groups=len(orphans))
+            log.warning("job_lost_in_restart", job_id=job.id, orphan_groups=len(alive))
         await local_procs.terminate_groups(orphans, KILL_GRACE_SECONDS)
         self._save()
         self._schedule()
