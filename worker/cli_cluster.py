@@ -14,15 +14,11 @@ Command = Callable[[argparse.Namespace], int]
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    cluster = subparsers.add_parser(
-        "cluster", help="the embedded local scheduler (a background daemon)"
-    )
+    cluster = subparsers.add_parser("cluster", help="the embedded local scheduler (a background daemon)")
     commands = cluster.add_subparsers(dest="cluster_command", metavar="COMMAND", required=True)
 
     start = commands.add_parser("start", help="start the local cluster unless it runs")
-    start.add_argument(
-        "--nodes", type=int, default=local_cluster.DEFAULT_NODES, help="number of nodes"
-    )
+    start.add_argument("--nodes", type=int, default=local_cluster.DEFAULT_NODES, help="number of nodes")
     start.set_defaults(func=_guarded(_start))
 
     stop = commands.add_parser("stop", help="stop the local cluster and every job it runs")
@@ -136,6 +132,5 @@ def _one_line(text: str) -> str:
 def _table(rows: list[list[str]]) -> list[str]:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return [
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
-        for row in rows
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
     ]

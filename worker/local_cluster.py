@@ -75,17 +75,13 @@ def start(nodes: int = DEFAULT_NODES, timeout: float = 10.0) -> DaemonInfo:
         # A daemon that is still starting (or recovering its jobs) gets the same patience.
         running = _wait_answer(None, timeout)
         if running is None:
-            raise ClusterError(
-                f"the local cluster daemon (pid {stuck}) does not answer; see {log_path()}"
-            )
+            raise ClusterError(f"the local cluster daemon (pid {stuck}) does not answer; see {log_path()}")
     if running is not None:
         return _already(running, nodes)
     proc = _spawn(nodes)
     answer = _wait_answer(proc, timeout)
     if answer is None:
-        raise ClusterError(
-            f"the local cluster did not answer within {timeout:g}s; see {log_path()}"
-        )
+        raise ClusterError(f"the local cluster did not answer within {timeout:g}s; see {log_path()}")
     if answer.pid != proc.pid:
         return _already(answer, nodes)  # another start won the race; ours has exited
     return DaemonInfo(pid=answer.pid, nodes=answer.nodes, started=True)

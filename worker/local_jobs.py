@@ -125,9 +125,7 @@ class LocalCluster:
         """Stop scheduling and end every running job; they count as node failures."""
         self.stopping = True
         runs = list(self.runs.values())
-        await asyncio.gather(
-            *(self._stop(run, JobState.NODE_FAIL, "local cluster stopped") for run in runs)
-        )
+        await asyncio.gather(*(self._stop(run, JobState.NODE_FAIL, "local cluster stopped") for run in runs))
         self._save()
 
     # --- operations --------------------------------------------------------------------
@@ -165,9 +163,7 @@ class LocalCluster:
         if not workdir.is_absolute() or not workdir.is_dir():
             raise Refused(f"workdir {request.workdir!r} is not an absolute path to a directory")
         if request.nodes > len(self.nodes):
-            raise Refused(
-                f"job asks for {request.nodes} nodes; the local cluster has {len(self.nodes)}"
-            )
+            raise Refused(f"job asks for {request.nodes} nodes; the local cluster has {len(self.nodes)}")
         strings = [*request.args, *request.env, *request.env.values()]
         if any("\0" in text for text in strings):
             raise Refused("arguments and environment must not contain NUL characters")
@@ -298,9 +294,7 @@ class LocalCluster:
             if job.state is not JobState.PENDING or job.held:
                 continue
             usable = [
-                node
-                for node in self.nodes.values()
-                if not node.down and node.name not in job.excluded_nodes
+                node for node in self.nodes.values() if not node.down and node.name not in job.excluded_nodes
             ]
             free = [node.name for node in usable if node.job_id is None]
             if len(free) >= job.nodes_wanted:

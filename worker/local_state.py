@@ -141,9 +141,7 @@ def load(path: Path, node_count: int) -> ClusterState:
         name = f"node{number}"
         old = saved.get(name)
         state.nodes.append(
-            NodeRecord(name=name, down=old.down, reason=old.reason)
-            if old
-            else NodeRecord(name=name)
+            NodeRecord(name=name, down=old.down, reason=old.reason) if old else NodeRecord(name=name)
         )
     return state
 

@@ -151,6 +151,7 @@ class RunSpec(Model):
     policy: Policy
     env: dict[str, str] = Field(default_factory=dict)
     submitted_at: datetime
+    tuning: Tuning = Field(default_factory=lambda: Tuning())
 
 
 class Attempt(Model):
@@ -340,3 +341,51 @@ class VerifyResult(Model):
 class CancelInput(Model):
     run_id: str
     job_id: str
+
+
+class Tuning(Model):
+    """How often to look and how long to wait; chosen per scheduler when the run is submitted."""
+
+    poll_seconds: float = Field(default=0.25, gt=0)
+    heartbeat_timeout_seconds: float = Field(default=10.0, gt=0)
+    verify_timeout_seconds: float = Field(default=120.0, gt=0)
+    action_timeout_seconds: float = Field(default=30.0, gt=0)
+    history_events_limit: int = Field(default=5000, ge=10)
+
+
+class DiagnoseResult(Model):
+    diagnosis: Diagnosis
+    usable_nodes: list[str] | None = None
+
+
+class RecordAdviceResult(Model):
+    """Whether the worker that recorded the advice acts on it (`act` mode) or only observes."""
+
+    act: bool
+
+
+class RunRecord(Model):
+    """Everything a TrainingRun has learned; carried across continue-as-new."""
+
+    state: RunState = RunState.PENDING
+    paused: bool = False
+    attempts: list[Attempt] = Field(default_factory=list)
+    symptoms: list[Symptom] = Field(default_factory=list)
+    diagnoses: list[Diagnosis] = Field(default_factory=list)
+    advice: list[Advice] = Field(default_factory=list)
+    actions: list[Action] = Field(default_factory=list)
+    milestones: list[Milestone] = Field(default_factory=list)
+    excluded_nodes: list[str] = Field(default_factory=list)
+    restarts_done: int = 0
+    continued: int = 0
+
+
+class RunInput(Model):
+    spec: RunSpec
+    record: RunRecord | None = None
+
+
+class CancelRequest(Model):
+    """Signal `cancel`: stop recovering; with `kill_job`, cancel the job too."""
+
+    kill_job: bool = False

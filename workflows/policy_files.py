@@ -32,9 +32,7 @@ def load_policy(name_or_path: str) -> Policy:
         except (OSError, UnicodeDecodeError) as e:
             raise PolicyError(f"{name_or_path}: cannot read policy file: {_reason(e)}") from None
         return parse_policy(text, name_or_path)
-    raise PolicyError(
-        f"unknown policy {name_or_path!r}: not a built-in ({', '.join(BUILTIN)}) nor a file"
-    )
+    raise PolicyError(f"unknown policy {name_or_path!r}: not a built-in ({', '.join(BUILTIN)}) nor a file")
 
 
 def parse_policy(text: str, source: str) -> Policy:

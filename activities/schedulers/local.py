@@ -68,9 +68,7 @@ class LocalScheduler:
         return _reply(line)
 
     async def _exchange(self, data: bytes) -> bytes:
-        reader, writer = await asyncio.open_unix_connection(
-            str(self.socket_path), limit=wire.LINE_LIMIT
-        )
+        reader, writer = await asyncio.open_unix_connection(str(self.socket_path), limit=wire.LINE_LIMIT)
         try:
             writer.write(data)
             await writer.drain()
@@ -97,16 +95,14 @@ def call_sync(request: BaseModel, socket_path: Path | None = None, timeout: floa
 def _check_path(path: Path) -> None:
     if len(str(path).encode()) > wire.MAX_SOCKET_PATH:
         raise SchedulerError(
-            f"the local cluster socket path {path} is too long for a unix socket;"
-            " use a shorter RECOVERY_HOME"
+            f"the local cluster socket path {path} is too long for a unix socket; use a shorter RECOVERY_HOME"
         )
 
 
 def _unavailable(path: Path, err: OSError) -> SchedulerUnavailable:
     detail = err.strerror or str(err) or type(err).__name__
     return SchedulerUnavailable(
-        f"the local cluster is not running ({path}: {detail}); start it with"
-        " `recovery cluster start`"
+        f"the local cluster is not running ({path}: {detail}); start it with `recovery cluster start`"
     )
 
 

@@ -48,9 +48,7 @@ class SlurmDevCluster:
 
 
 def _script(*args: str, timeout: float) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False
-    )
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, timeout=timeout, check=False)
 
 
 def _parse_env(text: str) -> dict[str, str]:

@@ -86,9 +86,7 @@ def test_two_node_job_completes_in_accounting(
     slurm_cluster: SlurmDevCluster, submitted: list[str], tmp_path: Path
 ) -> None:
     out = tmp_path / "job.out"
-    job_id = sbatch(
-        submitted, "-N2", "-o", str(out), "--wrap", "srun bash -c 'echo ran on $SLURMD_NODENAME'"
-    )
+    job_id = sbatch(submitted, "-N2", "-o", str(out), "--wrap", "srun bash -c 'echo ran on $SLURMD_NODENAME'")
 
     def completed() -> bool:
         row = sacct_row(job_id)

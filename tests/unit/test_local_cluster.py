@@ -114,9 +114,7 @@ def read_env(path: Path) -> dict[str, str]:
 SLEEPER = 'echo $$ > "pid.$SLURMD_NODENAME"\nexec sleep 60\n'
 
 
-async def test_two_node_job_completes_with_slurm_environment(
-    sched: LocalScheduler, workdir: Path
-) -> None:
+async def test_two_node_job_completes_with_slurm_environment(sched: LocalScheduler, workdir: Path) -> None:
     script = '#!/bin/bash\nenv > "env.$SLURM_NODEID"\npwd > "pwd.$SLURM_NODEID"\necho "hi $1"\n'
     sub = await sched.submit(
         request(workdir, script, nodes=2, name="envjob", args=["there"], env={"MY_VAR": "x"})
@@ -148,9 +146,7 @@ async def test_two_node_job_completes_with_slurm_environment(
     assert Path(obs.output_path).read_text() == "hi there\nhi there\n"
 
 
-async def test_failure_on_one_node_kills_the_other_copy(
-    sched: LocalScheduler, workdir: Path
-) -> None:
+async def test_failure_on_one_node_kills_the_other_copy(sched: LocalScheduler, workdir: Path) -> None:
     script = (
         'echo $$ > "pid.$SLURMD_NODENAME"\n'
         'if [ "$SLURMD_NODENAME" = node2 ]; then\n'

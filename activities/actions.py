@@ -1,0 +1,192 @@
+"""Activities that change the world: submit, requeue-hold, exclude, release, cancel, and the
+check that the successor really runs.
+
+Temporal retries each of these, so each observes the job first and acts only if the job is
+still where the advice found it: a retry after a worker crash finds the work done and does
+nothing. Attempt identity is (job id, restart count).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+from temporalio import activity
+
+from activities import failpoints
+from activities.clock import utcnow
+from activities.errors import PermanentActionError, scheduler_errors
+from activities.schedulers.base import Scheduler
+from workflows.models import (
+    Action,
+    ActionKind,
+    Attempt,
+    CancelInput,
+    JobActionInput,
+    JobObservation,
+    JobState,
+    RecordAdviceInput,
+    RecordAdviceResult,
+    SubmitInput,
+    VerifyInput,
+    VerifyResult,
+)
+
+log = structlog.get_logger("recovery.activities")
+
+
+def attempt_from(observation: JobObservation, index: int) -> Attempt:
+    return Attempt(
+        index=index,
+        job_id=observation.job_id,
+        restart_count=observation.restart_count,
+        state=observation.state,
+        exit_code=observation.exit_code,
+        signal=observation.signal,
+        nodes=observation.nodes,
+        excluded_nodes=observation.excluded_nodes,
+        submitted_at=observation.submitted_at,
+        started_at=observation.started_at,
+        ended_at=observation.ended_at,
+        output_path=observation.output_path,
+    )
+
+
+class ActionActivities:
+    def __init__(self, scheduler: Scheduler, mode: str = "act") -> None:
+        self.scheduler = scheduler
+        self.mode = mode
+
+    @activity.defn
+    async def submit_attempt(self, inp: SubmitInput) -> Attempt:
+        with scheduler_errors():
+            found = await self.scheduler.find(inp.request.token)
+            if found is None:
+                found = await self.scheduler.submit(inp.request)
+                log.info("submitted", run_id=inp.run_id, job_id=found.job_id)
+        failpoints.hit("after:submit_attempt")
+        return attempt_from(found, inp.attempt_index)
+
+    @activity.defn
+    async def record_advice(self, inp: RecordAdviceInput) -> RecordAdviceResult:
+        advice = inp.advice
+        log.info(
+            "advice",
+            run_id=inp.run_id,
+            generation=advice.generation,
+            attempt=advice.attempt_index,
+            operation=advice.operation,
+            excluded_nodes=advice.excluded_nodes,
+            explanation=advice.explanation,
+            mode=self.mode,
+        )
+        failpoints.hit("after:record_advice")
+        return RecordAdviceResult(act=self.mode == "act")
+
+    @activity.defn
+    async def requeue_hold(self, inp: JobActionInput) -> Action:
+        obs = await self._observe_for_action(inp.job_id)
+        if obs.restart_count > inp.restart_count:
+            return self._done(inp, "requeue_hold", False, f"already requeued ({obs.restart_count})")
+        with scheduler_errors():
+            await self.scheduler.requeue_hold(inp.job_id)
+        failpoints.hit("after:requeue_hold")
+        return self._done(inp, "requeue_hold", True, f"restart count {inp.restart_count + 1}")
+
+    @activity.defn
+    async def set_excluded_nodes(self, inp: JobActionInput) -> Action:
+        obs = await self._observe_for_action(inp.job_id)
+        self._require_requeued(obs, inp)
+        if set(obs.excluded_nodes) == set(inp.excluded_nodes):
+            return self._done(inp, "set_excluded_nodes", False, "exclusions already set")
+        if obs.state is not JobState.PENDING:
+            return self._done(inp, "set_excluded_nodes", False, f"job already {obs.state}")
+        with scheduler_errors():
+            await self.scheduler.set_excluded_nodes(inp.job_id, inp.excluded_nodes)
+        failpoints.hit("after:set_excluded_nodes")
+        detail = ", ".join(inp.excluded_nodes) or "none"
+        return self._done(inp, "set_excluded_nodes", True, f"excluded: {detail}")
+
+    @activity.defn
+    async def release(self, inp: JobActionInput) -> Action:
+        obs = await self._observe_for_action(inp.job_id)
+        self._require_requeued(obs, inp)
+        if not obs.held:
+            return self._done(inp, "release", False, "not held (already released)")
+        with scheduler_errors():
+            await self.scheduler.release(inp.job_id)
+        failpoints.hit("after:release")
+        return self._done(inp, "release", True, "released")
+
+    @activity.defn
+    async def cancel_job(self, inp: CancelInput) -> bool:
+        """Cancel the run's job; returns whether a cancel was issued (False: already ended)."""
+        self._require_act()
+        with scheduler_errors():
+            found = await self.scheduler.observe([inp.job_id])
+            obs = found.get(inp.job_id)
+            if obs is None or obs.state.ended:
+                return False
+            await self.scheduler.cancel(inp.job_id)
+        return True
+
+    @activity.defn
+    async def verify_successor(self, inp: VerifyInput) -> VerifyResult:
+        """Wait, bounded, for the job to run again at the next restart count, off excluded nodes."""
+        deadline = time.monotonic() + inp.timeout_seconds
+        last: JobObservation | None = None
+        while time.monotonic() < deadline:
+            last = await self._observe_or_none(inp.job_id)
+            activity.heartbeat(last.state if last else "unknown")
+            if last is not None and last.restart_count > inp.restart_count and last.started_at:
+                return _judge_successor(last, inp)
+            await asyncio.sleep(inp.poll_seconds)
+        where = f"{last.state} ({last.reason})" if last else "job unknown to the scheduler"
+        return VerifyResult(
+            ok=False,
+            observation=last,
+            reason=f"successor not running after {inp.timeout_seconds:g}s: {where}",
+        )
+
+    async def _observe_for_action(self, job_id: str) -> JobObservation:
+        self._require_act()
+        obs = await self._observe_or_none(job_id)
+        if obs is None:
+            raise PermanentActionError(f"job {job_id} is no longer known to the scheduler")
+        return obs
+
+    async def _observe_or_none(self, job_id: str) -> JobObservation | None:
+        with scheduler_errors():
+            return (await self.scheduler.observe([job_id])).get(job_id)
+
+    def _require_act(self) -> None:
+        if self.mode != "act":
+            raise PermanentActionError("this worker is in observe mode: no scheduler changes")
+
+    @staticmethod
+    def _require_requeued(obs: JobObservation, inp: JobActionInput) -> None:
+        if obs.restart_count <= inp.restart_count:
+            raise PermanentActionError(
+                f"job {inp.job_id} was not requeued (restart count {obs.restart_count})"
+            )
+
+    @staticmethod
+    def _done(inp: JobActionInput, kind: ActionKind, changed: bool, detail: str) -> Action:
+        log.info("action", run_id=inp.run_id, job_id=inp.job_id, kind=kind, changed=changed)
+        return Action(
+            advice_generation=inp.advice_generation,
+            kind=kind,
+            job_id=inp.job_id,
+            at=utcnow(),
+            changed=changed,
+            detail=detail,
+        )
+
+
+def _judge_successor(obs: JobObservation, inp: VerifyInput) -> VerifyResult:
+    on_excluded = sorted(set(obs.nodes) & set(inp.excluded_nodes))
+    if on_excluded:
+        reason = f"successor runs on excluded node(s) {', '.join(on_excluded)}"
+        return VerifyResult(ok=False, observation=obs, reason=reason)
+    return VerifyResult(ok=True, observation=obs, reason=f"running on {', '.join(obs.nodes)}")

@@ -1,0 +1,34 @@
+"""Scheduler errors become Temporal activity errors here, and nowhere else.
+
+Temporary trouble (the scheduler unreachable) is retried by Temporal with backoff; a refusal is
+retried too, because the next try observes the world first and may find the work already done;
+only `PermanentActionError` stops the retries at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from temporalio.exceptions import ApplicationError
+
+from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+
+
+class PermanentActionError(ApplicationError):
+    """The action cannot succeed however often it is tried (the job is gone, or refuses)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type="PermanentActionError", non_retryable=True)
+
+
+@contextmanager
+def scheduler_errors() -> Iterator[None]:
+    try:
+        yield
+    except SchedulerUnavailable as e:
+        raise ApplicationError(f"scheduler unavailable: {e}", type="SchedulerUnavailable") from e
+    except JobNotFound as e:
+        raise PermanentActionError(f"job not found: {e}") from e
+    except SchedulerError as e:
+        raise ApplicationError(f"scheduler refused: {e}", type="SchedulerRefused") from e

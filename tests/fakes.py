@@ -1,0 +1,114 @@
+"""A scripted in-memory scheduler for workflow tests on Temporal's time-skipping server.
+
+It runs the real workflow and the real activities; only the scheduler is scripted. Each job
+follows a list of outcomes, one per restart count: "complete", "fail:NODE", "node_fail:NODE",
+"cancelled" or "run" (stays running). Fidelity gaps against the local scheduler and Slurm:
+no processes, no output files, jobs start instantly on release, outcomes happen on the first
+observation after the job started, and there is no queueing for lack of nodes beyond a
+simple count.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from activities.schedulers.base import JobNotFound, SchedulerError
+from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class ScriptedScheduler:
+    name = "fake"
+
+    def __init__(self, outcomes: list[str], nodes: int = 4) -> None:
+        self.outcomes = outcomes
+        self.node_names = [f"node{i}" for i in range(1, nodes + 1)]
+        self.jobs: dict[str, JobObservation] = {}
+        self.calls: list[tuple[str, str]] = []
+        self.submits = 0
+        self.sizes: dict[str, int] = {}
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        self.submits += 1
+        job_id = str(100 + self.submits)
+        obs = JobObservation(job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token)
+        self.sizes[job_id] = request.nodes
+        self.jobs[job_id] = self._start(obs, request.nodes)
+        self.calls.append(("submit", job_id))
+        return self.jobs[job_id]
+
+    async def find(self, token: str) -> JobObservation | None:
+        return next((j for j in self.jobs.values() if j.token == token), None)
+
+    async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        for job_id in job_ids:
+            if job_id in self.jobs:
+                self._advance(job_id)
+        return {j: self.jobs[j].model_copy(deep=True) for j in job_ids if j in self.jobs}
+
+    async def requeue_hold(self, job_id: str) -> None:
+        job = self._job(job_id)
+        if job.state is JobState.PENDING:
+            raise SchedulerError("requeuehold refused on a pending job")
+        self.calls.append(("requeue_hold", job_id))
+        self.jobs[job_id] = job.model_copy(
+            update={
+                "state": JobState.PENDING, "held": True, "restart_count": job.restart_count + 1,
+                "nodes": [], "tasks": [], "failed_nodes": [], "exit_code": None,
+                "started_at": None, "ended_at": None,
+            }
+        )  # fmt: skip
+
+    async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
+        job = self._job(job_id)
+        if job.state is not JobState.PENDING:
+            raise SchedulerError("only pending jobs")
+        self.calls.append(("set_excluded_nodes", job_id))
+        self.jobs[job_id] = job.model_copy(update={"excluded_nodes": list(nodes)})
+
+    async def release(self, job_id: str) -> None:
+        job = self._job(job_id)
+        if not job.held:
+            raise SchedulerError("not held")
+        self.calls.append(("release", job_id))
+        self.jobs[job_id] = self._start(job.model_copy(update={"held": False}), self.sizes[job_id])
+
+    async def cancel(self, job_id: str) -> None:
+        job = self._job(job_id)
+        self.calls.append(("cancel", job_id))
+        self.jobs[job_id] = job.model_copy(update={"state": JobState.CANCELLED, "ended_at": _now()})
+
+    async def nodes(self) -> list[NodeInfo]:
+        return [NodeInfo(name=n, state="idle") for n in self.node_names]
+
+    def _job(self, job_id: str) -> JobObservation:
+        if job_id not in self.jobs:
+            raise JobNotFound(job_id)
+        return self.jobs[job_id]
+
+    def _start(self, job: JobObservation, count: int) -> JobObservation:
+        free = [n for n in self.node_names if n not in job.excluded_nodes][:count]
+        return job.model_copy(update={"state": JobState.RUNNING, "nodes": free, "started_at": _now()})
+
+    def _advance(self, job_id: str) -> None:
+        job = self.jobs[job_id]
+        if job.state is not JobState.RUNNING:
+            return
+        outcome = self.outcomes[min(job.restart_count, len(self.outcomes) - 1)]
+        kind, _, node = outcome.partition(":")
+        ended = {"ended_at": _now()}
+        if kind == "complete":
+            update = {"state": JobState.COMPLETED, "exit_code": 0, **ended}
+        elif kind == "fail":
+            task = TaskResult(node=node, exit_code=1, ended_at=_now())
+            update = {"state": JobState.FAILED, "exit_code": 1, "tasks": [task], **ended}
+        elif kind == "node_fail":
+            update = {"state": JobState.NODE_FAIL, "failed_nodes": [node], **ended}
+        elif kind == "cancelled":
+            update = {"state": JobState.CANCELLED, **ended}
+        else:
+            return
+        self.jobs[job_id] = job.model_copy(update=update)

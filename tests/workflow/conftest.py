@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
+from temporalio.client import Client
+from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.testing import WorkflowEnvironment
+
+from workflows import search_attributes
+from workflows.models import RunSpec, Tuning
+from workflows.policy import Policy
+
+KINDS = {
+    "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+    "KeywordList": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+    "Int": IndexedValueType.INDEXED_VALUE_TYPE_INT,
+}
+
+
+async def register_search_attributes(client: Client) -> None:
+    await client.operator_service.add_search_attributes(
+        AddSearchAttributesRequest(
+            namespace=client.namespace,
+            search_attributes={name: KINDS[kind] for name, kind in search_attributes.ALL.items()},
+        )
+    )
+
+
+@pytest.fixture(scope="session")
+async def skipping_env(test_server_bin: str) -> AsyncIterator[WorkflowEnvironment]:
+    env = await WorkflowEnvironment.start_time_skipping(
+        test_server_existing_path=test_server_bin, data_converter=pydantic_data_converter
+    )
+    await register_search_attributes(env.client)
+    async with env:
+        yield env
+
+
+def make_spec(policy: Policy | None = None, nodes: int = 2, **tuning: float) -> RunSpec:
+    run_id = f"test-{uuid.uuid4().hex[:8]}"
+    return RunSpec(
+        run_id=run_id,
+        name="test",
+        scheduler="fake",
+        script_path="/dev/null",
+        script="#!/bin/bash\ntrue\n",
+        nodes=nodes,
+        workdir="/tmp",
+        owner="tester",
+        policy=policy or Policy(),
+        submitted_at=datetime.now(UTC),
+        tuning=Tuning(poll_seconds=0.02, action_timeout_seconds=5, verify_timeout_seconds=5, **tuning),
+    )

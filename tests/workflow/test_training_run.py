@@ -1,0 +1,185 @@
+"""TrainingRun on Temporal's time-skipping test server, with the real activities against a
+scripted scheduler (tests/fakes.py): policy, backoff, pause/resume/cancel, give-up and
+continue-as-new."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import timedelta
+
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from tests.fakes import ScriptedScheduler
+from tests.workflow.conftest import make_spec
+from worker.run_worker import build_worker
+from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus
+from workflows.policy import Backoff, Policy
+
+
+@asynccontextmanager
+async def running(
+    env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec
+) -> AsyncIterator[WorkflowHandle[object, RunStatus]]:
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    async with build_worker(env.client, scheduler, "act", task_queue=queue):
+        handle = await env.client.start_workflow(
+            "TrainingRun",
+            RunInput(spec=spec),
+            id=spec.run_id,
+            task_queue=queue,
+            result_type=RunStatus,
+        )
+        yield handle
+
+
+async def query(handle: WorkflowHandle[object, RunStatus]) -> RunStatus:
+    return await handle.query("status", result_type=RunStatus)
+
+
+async def eventually(handle: WorkflowHandle[object, RunStatus], check, timeout: float = 10.0) -> RunStatus:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while True:
+        status = await query(handle)
+        if check(status) or time.monotonic() > deadline:
+            return status
+        await asyncio.sleep(0.05)
+
+
+async def test_failure_is_restarted_excluding_the_failed_node(
+    skipping_env: WorkflowEnvironment,
+) -> None:
+    scheduler = ScriptedScheduler(["fail:node2", "complete"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert [a.restart_count for a in status.attempts] == [0, 1]
+    assert status.attempts[1].nodes == ["node1", "node3"]
+    (advice,) = status.advice
+    assert advice.operation == "restart"
+    assert advice.excluded_nodes == ["node2"]
+    assert advice.status == "converged" and advice.acted
+    assert "node2" in advice.explanation
+    kinds = [c[0] for c in scheduler.calls]
+    assert kinds == ["submit", "requeue_hold", "set_excluded_nodes", "release"]
+    names = [m.name for m in status.milestones]
+    for name in (
+        "failure_observed",
+        "symptom_detected",
+        "advice_recorded",
+        "first_action",
+        "successor_running",
+        "completed",
+    ):
+        assert name in names
+    assert status.goodput.ettr is not None and 0 <= status.goodput.ettr <= 1
+
+
+async def test_node_fail_implicates_the_node_the_scheduler_names(
+    skipping_env: WorkflowEnvironment,
+) -> None:
+    scheduler = ScriptedScheduler(["node_fail:node1", "complete"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        status = await handle.result()
+    assert status.advice[0].excluded_nodes == ["node1"]
+    assert status.diagnoses[0].category == "hardware"
+    assert "node1" not in status.attempts[1].nodes
+
+
+async def test_gives_up_when_restarts_are_used(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node1", "fail:node2", "fail:node3"])
+    spec = make_spec(Policy(max_restarts=1))
+    async with running(skipping_env, scheduler, spec) as handle:
+        status = await handle.result()
+    assert status.run.state == "gave_up"
+    assert [a.operation for a in status.advice] == ["restart", "give_up"]
+    assert "all 1 restarts" in status.advice[-1].explanation
+    assert len(status.attempts) == 2
+
+
+async def test_backoff_waits_on_a_durable_timer(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node1", "fail:node2", "complete"])
+    policy = Policy(
+        backoff=Backoff(first=timedelta(0), initial=timedelta(hours=2), factor=2, max=timedelta(hours=3))
+    )
+    started = time.monotonic()
+    async with running(skipping_env, scheduler, make_spec(policy)) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    first, second = status.advice
+    assert first.not_before == first.created_at
+    assert second.not_before is not None
+    assert second.not_before - second.created_at == timedelta(hours=2)
+    assert second.excluded_nodes == ["node1", "node2"]
+    assert time.monotonic() - started < 60, "the 2 h backoff must be a skipped timer, not a sleep"
+
+
+async def test_pause_holds_actions_until_resume(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        await eventually(handle, lambda s: s.attempts)
+        await handle.signal("pause")
+        status = await eventually(handle, lambda s: s.run.paused)
+        assert status.run.state == "paused"
+        scheduler.outcomes = ["fail:node2", "complete"]
+        status = await eventually(handle, lambda s: s.advice)
+        await asyncio.sleep(0.5)
+        status = await query(handle)
+        assert status.advice[0].status == "pending"
+        assert status.actions == []
+        assert [c[0] for c in scheduler.calls] == ["submit"]
+        await handle.signal("resume")
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert status.advice[0].status == "converged"
+
+
+async def test_cancel_stops_recovery_and_leaves_the_job(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        await eventually(handle, lambda s: s.attempts)
+        await handle.signal("cancel")
+        status = await handle.result()
+    assert status.run.state == "cancelled"
+    assert [c[0] for c in scheduler.calls] == ["submit"]
+
+
+async def test_cancel_with_kill_job_cancels_the_job(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        await eventually(handle, lambda s: s.attempts)
+        await handle.signal("cancel", CancelRequest(kill_job=True))
+        status = await handle.result()
+    assert status.run.state == "cancelled"
+    assert [c[0] for c in scheduler.calls] == ["submit", "cancel"]
+
+
+async def test_job_cancelled_outside_recovery_is_not_restarted(
+    skipping_env: WorkflowEnvironment,
+) -> None:
+    scheduler = ScriptedScheduler(["cancelled"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        status = await handle.result()
+    assert status.run.state == "gave_up"
+    assert status.advice[0].operation == "give_up"
+    assert [c[0] for c in scheduler.calls] == ["submit"]
+
+
+async def test_continue_as_new_keeps_the_whole_record(skipping_env: WorkflowEnvironment) -> None:
+    outcomes = ["fail:node1", "fail:node2", "fail:node3", "complete"]
+    scheduler = ScriptedScheduler(outcomes, nodes=6)
+    spec = make_spec(Policy(max_restarts=5), history_events_limit=10)
+    async with running(skipping_env, scheduler, spec) as handle:
+        status = await handle.result()
+        first_run = skipping_env.client.get_workflow_handle(spec.run_id, run_id=handle.first_execution_run_id)
+        history = await first_run.fetch_history()
+    assert status.run.state == "completed"
+    assert len(status.attempts) == 4
+    assert [a.status for a in status.advice] == ["converged"] * 3
+    assert scheduler.submits == 1
+    last = history.events[-1]
+    assert last.HasField("workflow_execution_continued_as_new_event_attributes")

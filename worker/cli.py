@@ -1,0 +1,248 @@
+"""The `recovery` command line. Each subcommand returns an exit status; errors are one line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from activities.schedulers.base import SchedulerError
+from worker import cli_cluster, settings
+from worker.devserver import DevServer, DevServerError
+from worker.runs import RunError
+from worker.submit import SubmitError
+from worker.temporal_client import TemporalUnavailable, connect
+from workflows.policy_files import PolicyError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+class CliError(Exception):
+    """Reported as `recovery: MESSAGE` on stderr with exit status 1."""
+
+
+def print_json(value: Any) -> None:
+    if isinstance(value, BaseModel):
+        value = value.model_dump(mode="json")
+    elif isinstance(value, list):
+        value = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
+    sys.stdout.write(json.dumps(value) + "\n")
+
+
+def run_async(coro: Awaitable[int]) -> int:
+    async def wrapped() -> int:
+        return await coro
+
+    return asyncio.run(wrapped())
+
+
+# --- runs ----------------------------------------------------------------------------------
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from worker import runs
+    from worker.submit import build_spec
+
+    spec = build_spec(args.script, args.args, args.scheduler, args.policy, args.run, args.nodes, Path.cwd())
+
+    async def go() -> int:
+        client = await connect()
+        await runs.start_run(client, spec)
+        job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
+        if args.json:
+            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id})
+        else:
+            print(f"run {spec.run_id} started (job {job_id or 'not yet submitted'})")
+        if job_id is None:
+            print(
+                f"recovery: no worker has picked up run {spec.run_id} yet; is `recovery worker` running?",
+                file=sys.stderr,
+            )
+        return 0
+
+    return run_async(go())
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from worker import runs
+    from worker.render import run_table
+
+    async def go() -> int:
+        found = await runs.list_runs(await connect())
+        if args.json:
+            print_json(found)
+        else:
+            print(run_table(found))
+        return 0
+
+    return run_async(go())
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from worker import runs
+    from worker.render import timeline
+
+    async def go() -> int:
+        status = await runs.get_status(await connect(), args.run)
+        if args.json:
+            print_json(status)
+        else:
+            print(timeline(status, ui_link(args.run)))
+        return 0
+
+    return run_async(go())
+
+
+def ui_link(run_id: str) -> str:
+    server = DevServer.from_env()
+    return f"{server.ui_url}/namespaces/{settings.namespace()}/workflows/{run_id}"
+
+
+def cmd_signal(args: argparse.Namespace) -> int:
+    from worker import runs
+
+    async def go() -> int:
+        kill = bool(getattr(args, "kill_job", False))
+        await runs.signal_run(await connect(), args.run, args.command, kill_job=kill)
+        print(f"{args.command} sent to run {args.run}")
+        return 0
+
+    return run_async(go())
+
+
+# --- services ------------------------------------------------------------------------------
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from worker import logs
+    from worker.run_worker import make_scheduler, serve
+
+    logs.configure()
+    mode = args.mode or ("act" if args.scheduler == "local" else "observe")
+    scheduler = make_scheduler(args.scheduler)
+
+    async def go() -> int:
+        await serve(await connect(), scheduler, mode)
+        return 0
+
+    return run_async(go())
+
+
+def cmd_dev_server(args: argparse.Namespace) -> int:
+    server = DevServer.from_env()
+    if args.action == "start":
+        started = server.start()
+        how = "started" if started else "already running"
+        print(f"Temporal dev server {how} at {server.address}; UI {server.ui_url}")
+        return 0
+    if args.action == "stop":
+        print("dev server stopped" if server.stop() else "no dev server of ours was running")
+        return 0
+    running = server.serving()
+    print(f"dev server at {server.address}: {'serving' if running else 'not running'}")
+    return 0 if running else 3
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from worker.demo import run_demo
+
+    return run_async(run_demo(nodes=args.nodes, keep=args.keep))
+
+
+# --- parser --------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="recovery",
+        description="Keep distributed training runs going: detect, diagnose, decide, restart.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser("submit", help="start a run for a batch script")
+    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
+    p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
+    p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
+    p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--wait", type=float, default=15.0, help=argparse.SUPPRESS)
+    p.add_argument("script", metavar="JOB.sbatch")
+    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    p.set_defaults(func=cmd_submit)
+
+    p = sub.add_parser("list", help="list runs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("status", help="one run's timeline")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+
+    for name, text in (("pause", "stop automatic actions"), ("resume", "allow automatic actions")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("run", metavar="RUN")
+        p.set_defaults(func=cmd_signal)
+    p = sub.add_parser("cancel", help="stop recovering a run")
+    p.add_argument("run", metavar="RUN")
+    p.add_argument("--kill-job", action="store_true", help="also cancel the run's job")
+    p.set_defaults(func=cmd_signal)
+
+    p = sub.add_parser("worker", help="run a worker (foreground)")
+    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
+    p.add_argument("--mode", choices=["observe", "act"])
+    p.set_defaults(func=cmd_worker)
+
+    p = sub.add_parser("dev-server", help="the embedded Temporal dev server")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.set_defaults(func=cmd_dev_server)
+
+    cli_cluster.register(sub)
+
+    p = sub.add_parser("demo", help="the one-command showcase")
+    p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
+    p.add_argument("--keep", action="store_true", help="leave the dev server and cluster running")
+    p.set_defaults(func=cmd_demo)
+    return parser
+
+
+def dispatch(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.func
+    try:
+        return handler(args)
+    except KeyboardInterrupt:
+        return 130
+    except (
+        CliError,
+        TemporalUnavailable,
+        DevServerError,
+        PolicyError,
+        SubmitError,
+        RunError,
+        SchedulerError,
+    ) as e:
+        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
+
+
+def _fail(message: str) -> int:
+    print(f"recovery: {message}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    code = dispatch(argv)
+    # temporalio's native runtime can abort at interpreter exit after a worker ran
+    # (shared/notes/temporal-here.md): flush and leave without running finalizers.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)

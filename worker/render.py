@@ -1,0 +1,90 @@
+"""Readable text for people: the run timeline of `recovery status` and the table of `list`."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from workflows.models import RunStatus, RunSummary
+
+
+def _t(at: datetime | None) -> str:
+    return at.strftime("%Y-%m-%d %H:%M:%S") if at else "-"
+
+
+def _secs(start: datetime | None, end: datetime | None) -> str:
+    if start is None or end is None:
+        return "-"
+    return f"{(end - start).total_seconds():.1f}s"
+
+
+def run_table(runs: list[RunSummary]) -> str:
+    rows = [("RUN", "NAME", "STATE", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")]
+    rows += [
+        (
+            r.id,
+            r.name,
+            r.state.value,
+            str(r.attempts),
+            r.job_id or "-",
+            r.last_symptom or "-",
+            r.owner,
+        )
+        for r in runs
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
+
+def timeline(status: RunStatus, ui_url: str | None = None) -> str:
+    run = status.run
+    paused = " (paused)" if run.paused and run.state.value != "paused" else ""
+    lines = [
+        f"run {run.id}  {run.name}  state {run.state.value}{paused}",
+        f"  scheduler {run.scheduler}  policy {run.policy}  owner {run.owner}",
+        "",
+        "attempts:",
+    ]
+    for a in status.attempts:
+        code = "" if a.exit_code is None else f" exit {a.exit_code}"
+        excl = f" excluding {','.join(a.excluded_nodes)}" if a.excluded_nodes else ""
+        lines.append(
+            f"  #{a.index} job {a.job_id}.{a.restart_count}  {a.state.value}{code}"
+            f"  nodes {','.join(a.nodes) or '-'}{excl}"
+            f"  started {_t(a.started_at)}  ran {_secs(a.started_at, a.ended_at)}"
+        )
+    for s in status.symptoms:
+        lines.append(f"symptom  attempt #{s.attempt_index}: {s.kind} at {_t(s.detected_at)}")
+        lines += [f"    {e.text}" for e in s.evidence[:5]]
+    for adv in status.advice:
+        acted = "" if adv.acted else " (not acted)"
+        lines.append(f"advice {adv.generation}  {adv.operation} -> {adv.status}{acted}: {adv.explanation}")
+        if adv.status_reason:
+            lines.append(f"    {adv.status_reason}")
+    for act in status.actions:
+        done = "done" if act.changed else "already done"
+        lines.append(f"action  {act.kind} job {act.job_id}: {done} ({act.detail}) at {_t(act.at)}")
+    lines += _latencies(status)
+    g = status.goodput
+    if g.ettr is not None:
+        lines.append(
+            f"goodput  ETTR {g.ettr:.2f}  productive {g.productive_seconds:.0f}s of {g.elapsed_seconds:.0f}s"
+        )
+    if ui_url:
+        lines.append(f"Temporal UI: {ui_url}")
+    return "\n".join(lines)
+
+
+def _latencies(status: RunStatus) -> list[str]:
+    by_attempt: dict[int | None, dict[str, datetime]] = {}
+    for m in status.milestones:
+        by_attempt.setdefault(m.attempt_index, {}).setdefault(m.name, m.at)
+    lines = []
+    for index, marks in by_attempt.items():
+        failed = marks.get("failure_observed")
+        if failed is None:
+            continue
+        lines.append(
+            f"recovery of attempt #{index}: advice after {_secs(failed, marks.get('advice_recorded'))},"
+            f" successor running after {_secs(failed, marks.get('successor_running'))}"
+        )
+    return lines

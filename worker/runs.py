@@ -1,0 +1,151 @@
+"""Client-side operations on runs: start, find, query, signal. Shared by the CLI and the demo."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import timedelta
+
+from temporalio.client import (
+    Client,
+    WorkflowExecutionDescription,
+    WorkflowExecutionStatus,
+    WorkflowFailureError,
+    WorkflowHandle,
+)
+from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.service import RPCError, RPCStatusCode
+
+from worker import settings
+from workflows import search_attributes as sa
+from workflows.models import CancelRequest, RunInput, RunSpec, RunState, RunStatus, RunSummary
+
+WORKFLOW = "TrainingRun"
+
+
+class RunError(RuntimeError):
+    """A run that cannot be found or acted on; the message is one line."""
+
+
+async def start_run(client: Client, spec: RunSpec) -> WorkflowHandle[object, RunStatus]:
+    attrs = TypedSearchAttributes(
+        [
+            SearchAttributePair(sa.STATE, RunState.PENDING.value),
+            SearchAttributePair(sa.SCHEDULER, spec.scheduler),
+            SearchAttributePair(sa.ATTEMPTS, 0),
+        ]
+    )
+    return await client.start_workflow(
+        WORKFLOW,
+        RunInput(spec=spec),
+        id=spec.run_id,
+        task_queue=settings.task_queue(),
+        search_attributes=attrs,
+        memo=memo(spec),
+        result_type=RunStatus,
+    )
+
+
+def memo(spec: RunSpec) -> dict[str, str]:
+    return {
+        "name": spec.name,
+        "script": spec.script_path,
+        "owner": spec.owner,
+        "policy": spec.policy.name,
+        "nodes": str(spec.nodes),
+    }
+
+
+async def wait_for_job_id(client: Client, run_id: str, timeout: float) -> str | None:
+    """The first attempt's job id once a worker has submitted it, or None after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            status = await query_status(client, run_id, rpc_timeout=2.0)
+        except RunError:
+            status = None
+        if status and status.attempts:
+            return status.attempts[0].job_id
+        await asyncio.sleep(0.2)
+    return None
+
+
+async def get_status(client: Client, run_id: str) -> RunStatus:
+    """The run's status: its result when it has finished, else a live query to a worker."""
+    handle, description = await _describe(client, run_id)
+    if description.status == WorkflowExecutionStatus.COMPLETED:
+        result: RunStatus = await handle.result()
+        return result
+    return await query_status(client, run_id)
+
+
+async def query_status(client: Client, run_id: str, rpc_timeout: float = 10.0) -> RunStatus:
+    handle = client.get_workflow_handle(run_id, result_type=RunStatus)
+    try:
+        status: RunStatus = await handle.query(
+            "status", result_type=RunStatus, rpc_timeout=timedelta(seconds=rpc_timeout)
+        )
+        return status
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise RunError(f"no run {run_id!r}") from None
+        raise RunError(
+            f"run {run_id!r} did not answer the status query ({e.message}); is `recovery worker` running?"
+        ) from None
+
+
+async def list_runs(client: Client) -> list[RunSummary]:
+    query = f'WorkflowType="{WORKFLOW}" AND ExecutionStatus != "ContinuedAsNew"'
+    runs = []
+    async for wf in client.list_workflows(query):
+        memo_data = await wf.memo()
+        attrs = wf.typed_search_attributes
+        state = attrs.get(sa.STATE) or RunState.PENDING.value
+        job_ids = attrs.get(sa.JOB_IDS) or []
+        runs.append(
+            RunSummary(
+                id=wf.id,
+                name=str(memo_data.get("name", wf.id)),
+                state=RunState(state),
+                paused=state == RunState.PAUSED.value,
+                owner=str(memo_data.get("owner", "")),
+                policy=str(memo_data.get("policy", "")),
+                attempts=attrs.get(sa.ATTEMPTS) or 0,
+                scheduler=attrs.get(sa.SCHEDULER) or "",
+                job_id=job_ids[-1] if job_ids else None,
+                last_symptom=attrs.get(sa.LAST_SYMPTOM) or None,
+                created_at=wf.start_time,
+            )
+        )
+    return runs
+
+
+async def signal_run(client: Client, run_id: str, name: str, kill_job: bool = False) -> None:
+    handle, description = await _describe(client, run_id)
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        raise RunError(f"run {run_id!r} has already ended")
+    if name == "cancel":
+        await handle.signal(name, CancelRequest(kill_job=kill_job))
+    else:
+        await handle.signal(name)
+
+
+async def wait_result(client: Client, run_id: str) -> RunStatus | None:
+    handle = client.get_workflow_handle(run_id, result_type=RunStatus)
+    try:
+        result: RunStatus = await handle.result()
+        return result
+    except WorkflowFailureError:
+        return None
+
+
+async def _describe(
+    client: Client, run_id: str
+) -> tuple[WorkflowHandle[object, RunStatus], WorkflowExecutionDescription]:
+    handle = client.get_workflow_handle(run_id, result_type=RunStatus)
+    try:
+        return handle, await handle.describe()
+    except RPCError as e:
+        if e.status == RPCStatusCode.NOT_FOUND:
+            raise RunError(f"no run {run_id!r}") from None
+        raise

@@ -1,0 +1,80 @@
+"""Turning `recovery submit JOB.sbatch` into a RunSpec, checking everything before Temporal sees it."""
+
+from __future__ import annotations
+
+import getpass
+import re
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+
+from workflows.models import RunSpec, Tuning
+from workflows.policy_files import load_policy
+
+_NODES = re.compile(r"^#SBATCH\s+(?:--nodes[=\s]|-N\s*)(\d+)\b", re.MULTILINE)
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+TUNING = {
+    "local": Tuning(),
+    "slurm": Tuning(poll_seconds=5.0, heartbeat_timeout_seconds=60.0, verify_timeout_seconds=600.0),
+}
+
+
+class SubmitError(ValueError):
+    """Bad input to submit; the message is one line."""
+
+
+def read_script(path: str) -> tuple[Path, str]:
+    script = Path(path)
+    try:
+        data = script.read_bytes()
+    except OSError as e:
+        raise SubmitError(f"{path}: cannot read the batch script: {e.strerror}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SubmitError(f"{path}: the batch script is not UTF-8 text") from None
+    if "\0" in text:
+        raise SubmitError(f"{path}: the batch script contains NUL bytes")
+    return script.absolute(), text
+
+
+def nodes_from_script(text: str) -> int | None:
+    found = _NODES.search(text)
+    return int(found.group(1)) if found else None
+
+
+def make_run_id(name: str) -> str:
+    stem = _SAFE.sub("-", name).strip("-.")[:40] or "run"
+    return f"{stem}-{secrets.token_hex(3)}"
+
+
+def build_spec(
+    script_path: str,
+    args: list[str],
+    scheduler: str,
+    policy: str,
+    name: str | None,
+    nodes: int | None,
+    workdir: Path,
+) -> RunSpec:
+    path, text = read_script(script_path)
+    loaded = load_policy(policy)
+    count = nodes or nodes_from_script(text) or 1
+    if count < 1:
+        raise SubmitError(f"--nodes must be at least 1, got {count}")
+    run_name = name or path.stem
+    return RunSpec(
+        run_id=make_run_id(run_name),
+        name=run_name,
+        scheduler=scheduler,
+        script_path=str(path),
+        script=text,
+        args=args,
+        nodes=count,
+        workdir=str(workdir),
+        owner=getpass.getuser(),
+        policy=loaded,
+        submitted_at=datetime.now(UTC),
+        tuning=TUNING[scheduler],
+    )

@@ -1,0 +1,115 @@
+"""`decide`: the pure policy function that turns a diagnosis into Advice.
+
+No I/O, no clock, no randomness: the workflow passes `now` in, so the same inputs give the same
+advice on every replay, and tests can call it directly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import Field
+
+from workflows.models import Advice, Diagnosis, Model
+from workflows.policy import Policy
+
+
+class DecisionInput(Model):
+    """What the run knows when an attempt has failed."""
+
+    generation: int
+    attempt_index: int
+    job_id: str
+    restarts_done: int
+    excluded_nodes: list[str] = Field(default_factory=list)  # oldest first
+    nodes_needed: int
+    usable_nodes: list[str] | None = None  # nodes up on the cluster; None when unknown
+
+
+def decide(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy, now: datetime) -> Advice:
+    what = _what_happened(ctx, diagnosis)
+    if not diagnosis.retryable:
+        why = f"a {diagnosis.category} failure is not retryable"
+        return _give_up(ctx, now, what, why, "not_retryable")
+    if ctx.restarts_done >= policy.max_restarts:
+        why = f"all {policy.max_restarts} restarts allowed by policy {policy.name!r} are used"
+        return _give_up(ctx, now, what, why, "restarts_exhausted")
+    excluded, dropped = _exclusions(ctx, diagnosis, policy)
+    if not _satisfiable(ctx, excluded):
+        if policy.on_unsatisfiable == "give_up":
+            why = f"excluding {', '.join(excluded)} leaves too few nodes for {ctx.nodes_needed}"
+            return _give_up(ctx, now, what, why, "unsatisfiable")
+        if policy.on_unsatisfiable == "drop_oldest_exclusion":
+            excluded, more = _drop_until_satisfiable(ctx, excluded)
+            dropped += more
+    return _restart(ctx, policy, now, what, excluded, dropped)
+
+
+def _exclusions(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tuple[list[str], list[str]]:
+    """Earlier exclusions plus the newly implicated nodes, capped by dropping the oldest."""
+    excluded = list(ctx.excluded_nodes)
+    if policy.exclude_implicated_nodes:
+        excluded += [n for n in diagnosis.implicated_nodes if n not in excluded]
+    cut = max(0, len(excluded) - policy.max_excluded_nodes)
+    return excluded[cut:], excluded[:cut]
+
+
+def _satisfiable(ctx: DecisionInput, excluded: list[str]) -> bool:
+    if ctx.usable_nodes is None:
+        return True
+    return len([n for n in ctx.usable_nodes if n not in excluded]) >= ctx.nodes_needed
+
+
+def _drop_until_satisfiable(ctx: DecisionInput, excluded: list[str]) -> tuple[list[str], list[str]]:
+    dropped: list[str] = []
+    while excluded and not _satisfiable(ctx, excluded):
+        dropped.append(excluded.pop(0))
+    return excluded, dropped
+
+
+def _restart(
+    ctx: DecisionInput,
+    policy: Policy,
+    now: datetime,
+    what: str,
+    excluded: list[str],
+    dropped: list[str],
+) -> Advice:
+    number = ctx.restarts_done + 1
+    delay = policy.backoff.delay(number)
+    plan = f"restart {number} of {policy.max_restarts}"
+    plan += f" excluding {', '.join(excluded)}" if excluded else " on any nodes"
+    if dropped:
+        plan += f" (no longer excluding {', '.join(dropped)})"
+    if delay.total_seconds() > 0:
+        plan += f" after {int(delay.total_seconds())}s backoff"
+    return Advice(
+        generation=ctx.generation,
+        attempt_index=ctx.attempt_index,
+        operation="restart",
+        excluded_nodes=excluded,
+        not_before=now + delay,
+        reason="retryable_failure",
+        explanation=f"{what}; {plan}",
+        created_at=now,
+    )
+
+
+def _give_up(ctx: DecisionInput, now: datetime, what: str, why: str, reason: str) -> Advice:
+    return Advice(
+        generation=ctx.generation,
+        attempt_index=ctx.attempt_index,
+        operation="give_up",
+        excluded_nodes=list(ctx.excluded_nodes),
+        reason=reason,
+        explanation=f"{what}; giving up: {why}",
+        created_at=now,
+    )
+
+
+def _what_happened(ctx: DecisionInput, diagnosis: Diagnosis) -> str:
+    text = f"attempt {ctx.attempt_index} (job {ctx.job_id}): {diagnosis.explanation}"
+    evidence = next((e for e in diagnosis.evidence if e.line is not None), None)
+    if evidence is not None:
+        text += f" [{evidence.source}:{evidence.line}]"
+    return text

@@ -1,0 +1,382 @@
+"""The TrainingRun workflow: one per training run, alive until the run completes or gives up.
+
+It submits an attempt, watches it, and when an attempt fails it diagnoses, decides (pure
+`decide`), records the advice, waits while paused, carries the advice out through idempotent
+activities and verifies the successor runs. Workflow code only decides, waits and records;
+everything that touches the scheduler is an activity.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy, SearchAttributeUpdate
+from temporalio.exceptions import ActivityError, TemporalError
+from temporalio.workflow import ActivityCancellationType
+
+with workflow.unsafe.imports_passed_through():
+    from activities.actions import ActionActivities, attempt_from
+    from activities.diagnose import DiagnoseActivities
+    from activities.watch import WatchActivities
+    from workflows import search_attributes as sa
+    from workflows.decide import DecisionInput, decide
+    from workflows.models import (
+        Action,
+        Advice,
+        Attempt,
+        CancelInput,
+        CancelRequest,
+        DiagnoseInput,
+        JobActionInput,
+        JobObservation,
+        Milestone,
+        RecordAdviceInput,
+        RunInput,
+        RunRecord,
+        RunState,
+        RunStatus,
+        SubmitInput,
+        SubmitRequest,
+        VerifyInput,
+        WatchInput,
+        WatchResult,
+    )
+    from workflows.status import build_status, public_state
+
+FOREVER = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
+BOUNDED = RetryPolicy(
+    initial_interval=timedelta(seconds=1),
+    maximum_interval=timedelta(seconds=30),
+    maximum_attempts=10,
+)
+QUICK = timedelta(seconds=60)
+
+
+@workflow.defn(name="TrainingRun")
+class TrainingRun:
+    @workflow.init
+    def __init__(self, inp: RunInput) -> None:
+        self.spec = inp.spec
+        self.rec = inp.record or RunRecord()
+        self.tuning = inp.spec.tuning
+        self._cancel: CancelRequest | None = None
+        self._published: dict[str, Any] = {}
+
+    # --- signals and query ---------------------------------------------------------------
+
+    @workflow.signal
+    def pause(self) -> None:
+        self.rec.paused = True
+        self._publish()
+
+    @workflow.signal
+    def resume(self) -> None:
+        self.rec.paused = False
+        self._publish()
+
+    @workflow.signal
+    def cancel(self, request: CancelRequest | None = None) -> None:
+        self._cancel = request or CancelRequest()
+
+    @workflow.query
+    def status(self) -> RunStatus:
+        return build_status(self.spec, self.rec, workflow.now())
+
+    # --- the run -------------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, inp: RunInput) -> RunStatus:
+        try:
+            if not self.rec.attempts:
+                await self._submit()
+            while self.rec.state not in (RunState.COMPLETED, RunState.GAVE_UP, RunState.CANCELLED):
+                if self._history_full():
+                    await self._continue_as_new()
+                await self._follow(self.rec.attempts[-1])
+        except asyncio.CancelledError:
+            # Cancelled from Temporal itself (UI or CLI): stop recovering, leave the job alone.
+            self._finish(RunState.CANCELLED, "cancelled from Temporal")
+            raise
+        return self.status()
+
+    async def _submit(self) -> None:
+        spec = self.spec
+        request = SubmitRequest(
+            script=spec.script,
+            args=spec.args,
+            name=spec.name,
+            nodes=spec.nodes,
+            workdir=spec.workdir,
+            token=f"recovery:{spec.run_id}:0",
+            env=spec.env,
+        )
+        attempt = await workflow.execute_activity_method(
+            ActionActivities.submit_attempt,
+            SubmitInput(run_id=spec.run_id, attempt_index=0, request=request),
+            start_to_close_timeout=QUICK,
+            retry_policy=FOREVER,
+        )
+        self.rec.attempts.append(attempt)
+        self._set_state(RunState.RUNNING)
+
+    async def _follow(self, attempt: Attempt) -> None:
+        """Watch one attempt to its end, then complete the run or recover it."""
+        result = await self._watch(attempt)
+        if result is None:
+            await self._cancel_run(attempt)
+            return
+        self._update_attempt(attempt, result.observation)
+        if result.symptom is None:
+            self._milestone("completed", result.observation.ended_at, attempt.index)
+            self._finish(RunState.COMPLETED, "")
+            return
+        await self._recover(attempt, result)
+
+    async def _watch(self, attempt: Attempt) -> WatchResult | None:
+        """The watch result, or None when a cancel signal arrived first."""
+        watch = workflow.start_activity_method(
+            WatchActivities.watch_attempt,
+            WatchInput(run_id=self.spec.run_id, attempt=attempt, poll_seconds=self.tuning.poll_seconds),
+            start_to_close_timeout=timedelta(days=30),
+            heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+            retry_policy=FOREVER,
+            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        )
+        await workflow.wait_condition(lambda: watch.done() or self._cancel is not None)
+        if watch.done():
+            return await watch
+        watch.cancel()
+        with contextlib.suppress(ActivityError):
+            await watch  # the watch acknowledges before the run says it stopped watching
+        return None
+
+    async def _recover(self, attempt: Attempt, result: WatchResult) -> None:
+        assert result.symptom is not None
+        self._set_state(RunState.RECOVERING)
+        symptom = result.symptom
+        self.rec.symptoms.append(symptom)
+        self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
+        self._milestone("symptom_detected", symptom.detected_at, attempt.index)
+        advice = await self._advise(attempt, result)
+        if advice.operation != "restart":
+            self._resolve(advice, "converged", "run stopped as advised")
+            self._finish(RunState.GAVE_UP, advice.explanation)
+            return
+        if await self._wait_to_act(advice):
+            await self._restart(attempt, advice)
+
+    async def _advise(self, attempt: Attempt, result: WatchResult) -> Advice:
+        assert result.symptom is not None
+        found = await workflow.execute_activity_method(
+            DiagnoseActivities.diagnose,
+            DiagnoseInput(
+                run_id=self.spec.run_id,
+                attempt=attempt,
+                observation=result.observation,
+                symptom=result.symptom,
+            ),
+            start_to_close_timeout=QUICK,
+            retry_policy=FOREVER,
+        )
+        self.rec.diagnoses.append(found.diagnosis)
+        context = DecisionInput(
+            generation=len(self.rec.advice) + 1,
+            attempt_index=attempt.index,
+            job_id=attempt.job_id,
+            restarts_done=self.rec.restarts_done,
+            excluded_nodes=self.rec.excluded_nodes,
+            nodes_needed=self.spec.nodes,
+            usable_nodes=found.usable_nodes,
+        )
+        advice = decide(context, found.diagnosis, self.spec.policy, workflow.now())
+        self.rec.advice.append(advice)
+        recorded = await workflow.execute_activity_method(
+            ActionActivities.record_advice,
+            RecordAdviceInput(run_id=self.spec.run_id, advice=advice),
+            start_to_close_timeout=QUICK,
+            retry_policy=FOREVER,
+        )
+        self._milestone("advice_recorded", workflow.now(), attempt.index)
+        if not recorded.act and advice.operation == "restart":
+            advice = advice.model_copy(update={"operation": "give_up"})
+            self.rec.advice[-1] = advice
+            self._resolve(advice, "abandoned", "observe mode: advice recorded, not carried out")
+        return advice
+
+    async def _wait_to_act(self, advice: Advice) -> bool:
+        """Wait out pause and backoff; False if the run was cancelled meanwhile."""
+        await workflow.wait_condition(lambda: not self.rec.paused or self._cancel is not None)
+        if advice.not_before is not None and self._cancel is None:
+            delay = (advice.not_before - workflow.now()).total_seconds()
+            if delay > 0:
+                with contextlib.suppress(TimeoutError):
+                    await workflow.wait_condition(lambda: self._cancel is not None, timeout=delay)
+        if self._cancel is not None:
+            self._resolve(advice, "abandoned", "run cancelled before the restart")
+            await self._cancel_run(self.rec.attempts[-1])
+            return False
+        return True
+
+    async def _restart(self, attempt: Attempt, advice: Advice) -> None:
+        """requeue-hold, set exclusions, release, then verify the successor runs."""
+        step = JobActionInput(
+            run_id=self.spec.run_id,
+            advice_generation=advice.generation,
+            job_id=attempt.job_id,
+            restart_count=attempt.restart_count,
+            excluded_nodes=advice.excluded_nodes,
+        )
+        try:
+            for activity_method in (
+                ActionActivities.requeue_hold,
+                ActionActivities.set_excluded_nodes,
+                ActionActivities.release,
+            ):
+                self._record_action(await self._act(activity_method, step), attempt.index)
+        except ActivityError as e:
+            reason = f"could not carry out the restart: {_cause(e)}"
+            self._resolve(advice, "abandoned", reason)
+            self._finish(RunState.GAVE_UP, reason)
+            return
+        self._mark_acted(advice)
+        self.rec.excluded_nodes = list(advice.excluded_nodes)
+        self.rec.restarts_done += 1
+        successor = Attempt(
+            index=attempt.index + 1,
+            job_id=attempt.job_id,
+            restart_count=attempt.restart_count + 1,
+            excluded_nodes=advice.excluded_nodes,
+        )
+        self.rec.attempts.append(successor)
+        await self._verify(attempt, successor, advice)
+
+    async def _act(self, method: Any, step: JobActionInput) -> Action:
+        result: Action = await workflow.execute_activity_method(
+            method,
+            step,
+            start_to_close_timeout=timedelta(seconds=self.tuning.action_timeout_seconds),
+            retry_policy=BOUNDED,
+        )
+        return result
+
+    async def _verify(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
+        result = await workflow.execute_activity_method(
+            ActionActivities.verify_successor,
+            VerifyInput(
+                run_id=self.spec.run_id,
+                job_id=successor.job_id,
+                restart_count=failed.restart_count,
+                excluded_nodes=advice.excluded_nodes,
+                timeout_seconds=self.tuning.verify_timeout_seconds,
+                poll_seconds=self.tuning.poll_seconds,
+            ),
+            start_to_close_timeout=timedelta(seconds=self.tuning.verify_timeout_seconds + 60),
+            heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+            retry_policy=FOREVER,
+        )
+        if result.observation is not None:
+            self._update_attempt(successor, result.observation)
+        if not result.ok:
+            # The job stays queued; the watch that follows picks it up whenever it runs.
+            self._resolve(advice, "abandoned", result.reason)
+            self._set_state(RunState.RUNNING)
+            return
+        assert result.observation is not None
+        detail = f"attempt {successor.index} {result.reason}"
+        self._milestone("successor_running", result.observation.started_at, failed.index, detail)
+        self._resolve(advice, "converged", result.reason)
+        self._set_state(RunState.RUNNING)
+
+    async def _cancel_run(self, attempt: Attempt) -> None:
+        request = self._cancel or CancelRequest()
+        if request.kill_job:
+            await workflow.execute_activity_method(
+                ActionActivities.cancel_job,
+                CancelInput(run_id=self.spec.run_id, job_id=attempt.job_id),
+                start_to_close_timeout=QUICK,
+                retry_policy=BOUNDED,
+            )
+        how = "recovery cancelled; job cancelled" if request.kill_job else "recovery cancelled"
+        self._finish(RunState.CANCELLED, how)
+
+    async def _continue_as_new(self) -> None:
+        await workflow.wait_condition(workflow.all_handlers_finished)
+        self.rec.continued += 1
+        workflow.continue_as_new(RunInput(spec=self.spec, record=self.rec))
+
+    # --- bookkeeping ---------------------------------------------------------------------
+
+    def _history_full(self) -> bool:
+        info = workflow.info()
+        limit = self.tuning.history_events_limit
+        return info.get_current_history_length() > limit or info.is_continue_as_new_suggested()
+
+    def _update_attempt(self, attempt: Attempt, obs: JobObservation) -> None:
+        if obs.restart_count != attempt.restart_count:
+            return  # the observation already describes a later attempt
+        fresh = attempt_from(obs, attempt.index)
+        self.rec.attempts[attempt.index] = fresh.model_copy(
+            update={"excluded_nodes": obs.excluded_nodes or attempt.excluded_nodes}
+        )
+
+    def _record_action(self, action: Action, attempt_index: int) -> None:
+        if not any(a.advice_generation == action.advice_generation for a in self.rec.actions):
+            self._milestone("first_action", action.at, attempt_index, action.kind)
+        self.rec.actions.append(action)
+
+    def _mark_acted(self, advice: Advice) -> None:
+        self.rec.advice[advice.generation - 1] = self.rec.advice[advice.generation - 1].model_copy(
+            update={"acted": True}
+        )
+
+    def _resolve(self, advice: Advice, status: str, reason: str) -> None:
+        current = self.rec.advice[advice.generation - 1]
+        self.rec.advice[advice.generation - 1] = current.model_copy(
+            update={"status": status, "status_reason": reason, "resolved_at": workflow.now()}
+        )
+
+    def _milestone(self, name: str, at: Any, attempt_index: int | None, detail: str = "") -> None:
+        when = at or workflow.now()
+        self.rec.milestones.append(Milestone(name=name, at=when, attempt_index=attempt_index, detail=detail))
+
+    def _finish(self, state: RunState, detail: str) -> None:
+        if state is not RunState.COMPLETED:
+            self._milestone(
+                state.value,
+                None,
+                self.rec.attempts[-1].index if self.rec.attempts else None,
+                detail,
+            )
+        self._set_state(state)
+
+    def _set_state(self, state: RunState) -> None:
+        self.rec.state = state
+        self._publish()
+
+    def _publish(self) -> None:
+        """Keep the search attributes current, upserting only what changed."""
+        rec = self.rec
+        wanted: list[SearchAttributeUpdate[Any]] = [
+            sa.STATE.value_set(public_state(rec).value),
+            sa.SCHEDULER.value_set(self.spec.scheduler),
+            sa.JOB_IDS.value_set(list(dict.fromkeys(a.job_id for a in rec.attempts))),
+            sa.ATTEMPTS.value_set(len(rec.attempts)),
+            sa.LAST_SYMPTOM.value_set(rec.symptoms[-1].kind if rec.symptoms else ""),
+            sa.EXCLUDED_NODES.value_set(list(rec.excluded_nodes)),
+        ]
+        changed = [u for u in wanted if self._published.get(u.key.name) != u.value]
+        if changed:
+            workflow.upsert_search_attributes(changed)
+            self._published.update({u.key.name: u.value for u in changed})
+
+
+def _cause(error: ActivityError) -> str:
+    """The innermost message: the scheduler's words rather than Temporal's wrapping."""
+    root: BaseException = error
+    while isinstance(root, TemporalError) and root.cause is not None:
+        root = root.cause
+    return str(root)
