@@ -1,0 +1,1 @@
+"""Failure signatures: the catalog (data), the scanner (matching) and the log diagnosis."""

@@ -1,0 +1,78 @@
+"""The pattern dialect every signature is written in, and its one reference matcher (RE2).
+
+A pattern is matched against one log line at a time, as bytes. The dialect is what RE2 and
+Hyperscan both accept: ASCII text, no backreferences or lookaround (neither engine has them, so
+no pattern can backtrack catastrophically), named groups `(?P<name>...)`. RE2 is the reference:
+whatever engine finds candidate lines, RE2 decides whether a line matches and what its groups
+captured, so every engine gives the same answer.
+
+Lines are bytes decoded as Latin-1 (every byte is one character), so invalid UTF-8 and NUL bytes
+never stop a match. `never_nl` keeps a match inside one line even when RE2 searches a whole block
+of lines; `(?m)` makes `^` and `$` mean the start and end of a line.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, cast
+
+import re2
+
+# The groups a pattern may capture. host, rank, gpu, pci and peer say what a failure implicates;
+# exit_code and signal describe how a process ended.
+GROUPS = frozenset({"host", "rank", "gpu", "pci", "peer", "exit_code", "signal"})
+
+# Anchors that mean "start/end of the whole text" differ between block and line matching.
+_TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*\\[AzZC]")
+
+
+def _options() -> re2.Options:
+    opts = re2.Options()
+    opts.never_nl = True
+    opts.encoding = cast(Any, re2.Options).Encoding.LATIN1
+    # Large catalogs need more than RE2's default 8 MiB for the multi-pattern set's DFA.
+    opts.max_mem = 256 << 20
+    return opts
+
+
+OPTIONS = _options()
+
+Compiled = Any  # re2's compiled pattern over bytes; google-re2's stubs do not model it well
+
+
+def compile_line_pattern(pattern: str) -> Compiled:
+    """Compile a validated pattern for matching inside lines (of one line or a block of lines)."""
+    return re2.compile(b"(?m)" + pattern.encode("ascii"), OPTIONS)
+
+
+def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:
+    """Raise ValueError saying what is wrong with a pattern, in one line.
+
+    `groups` are the group names it may capture (None: any).
+    """
+    if not pattern:
+        raise ValueError("the pattern is empty")
+    if not pattern.isascii():
+        raise ValueError("patterns must be ASCII (escape other bytes as \\xNN)")
+    if "\n" in pattern or "\r" in pattern:
+        raise ValueError("a pattern matches within one line: it cannot contain a line break")
+    if _TEXT_ANCHOR.search(pattern):
+        raise ValueError("use ^ and $ (line anchors), not \\A, \\z, \\Z or \\C")
+    try:
+        compiled = compile_line_pattern(pattern)
+    except re2.error as e:
+        raise ValueError(f"not a valid pattern: {e}") from None
+    unknown = sorted(set(group_names(compiled)) - groups) if groups is not None else []
+    if unknown:
+        raise ValueError(f"unknown group {unknown[0]!r}; groups may be {', '.join(sorted(groups or ()))}")
+    if compiled.search(b"") is not None:
+        raise ValueError("the pattern matches an empty line, so it would match every line")
+
+
+def group_names(compiled: Compiled) -> list[str]:
+    return [bytes(name).decode("ascii") for name in compiled.groupindex]
+
+
+def matches(compiled: Compiled, line: str) -> bool:
+    """Whether a pattern matches one line of text (as the scanner would see its bytes)."""
+    return compiled.search(line.encode("utf-8", "surrogateescape")) is not None

@@ -1,0 +1,131 @@
+"""Multi-pattern engines: which of many patterns occur somewhere in a block of whole lines.
+
+An engine only narrows the search: it may report a pattern that RE2 then finds in no line (a
+superset is fine), never miss one that occurs. The scanner confirms every reported pattern
+line by line with RE2 (`dialect.py`), so both engines give identical results.
+
+- `hyperscan`: Intel's Hyperscan in block mode, each pattern reporting at most once per block
+  (`HS_FLAG_SINGLEMATCH`), so a block costs a handful of Python calls however many lines
+  match. About 1 GiB/s on one core for the whole catalog.
+- `re2`: RE2's own multi-pattern set, for machines without a Hyperscan wheel (it ships for
+  x86_64 only). Also linear time, a few times slower.
+
+Both run in time linear in the input whatever the patterns: no backtracking engine is used.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import re2
+
+from activities.signatures import dialect
+
+try:
+    import hyperscan
+except ImportError:  # no wheel for this platform: the RE2 set does the same job, slower
+    hyperscan = None  # type: ignore[assignment]
+
+
+class EngineError(ValueError):
+    """A pattern one engine cannot compile; the message names it."""
+
+
+class Engine(Protocol):
+    name: str
+
+    def hits(self, block: bytes) -> set[int]:
+        """Indices of the patterns that may occur in `block` (whole lines, `\\n`-separated)."""
+        ...
+
+
+def available() -> list[str]:
+    return (["hyperscan"] if hyperscan is not None else []) + ["re2"]
+
+
+def build(patterns: Sequence[tuple[str, str]], prefer: str | None = None) -> Engine:
+    """An engine over (name, pattern) pairs. `prefer` (or $RECOVERY_SCANNER_ENGINE) picks one."""
+    choice = prefer or os.environ.get("RECOVERY_SCANNER_ENGINE") or available()[0]
+    if choice == "hyperscan":
+        if hyperscan is None:
+            raise EngineError("the hyperscan package is not installed on this machine")
+        return HyperscanEngine(patterns)
+    if choice == "re2":
+        return Re2SetEngine(patterns)
+    raise EngineError(f"unknown scanner engine {choice!r}; use one of {', '.join(available())}")
+
+
+class HyperscanEngine:
+    name = "hyperscan"
+
+    def __init__(self, patterns: Sequence[tuple[str, str]]) -> None:
+        assert hyperscan is not None
+        self._db = _compile_hyperscan(patterns)
+        self._found: set[int] = set()
+        # The binding does not keep the match callback alive while C code holds it: an
+        # unreferenced callable can be freed mid-scan and crash the process. Keep it on self.
+        self._on_match = self._collect
+        # One database has one scratch space: scans on it must not overlap.
+        self._lock = threading.Lock()
+
+    def _collect(self, pattern_id: int, start: int, end: int, flags: int, context: Any) -> None:
+        self._found.add(pattern_id)
+
+    def hits(self, block: bytes) -> set[int]:
+        with self._lock:
+            self._found = set()
+            self._db.scan(block, match_event_handler=self._on_match)
+            found, self._found = self._found, set()
+        return found
+
+
+def _compile_hyperscan(patterns: Sequence[tuple[str, str]]) -> Any:
+    assert hyperscan is not None
+    flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    try:
+        db.compile(
+            expressions=[p.encode("ascii") for _, p in patterns],
+            ids=list(range(len(patterns))),
+            flags=[flags] * len(patterns),
+        )
+    except hyperscan.error as e:
+        culprit = _culprit(patterns, flags)
+        raise EngineError(culprit or f"hyperscan cannot compile the patterns: {e}") from None
+    return db
+
+
+def _culprit(patterns: Sequence[tuple[str, str]], flags: int) -> str | None:
+    """Hyperscan's error does not say which pattern failed: find it (only on this error path)."""
+    assert hyperscan is not None
+    for name, pattern in patterns:
+        try:
+            hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK).compile(
+                expressions=[pattern.encode("ascii")], ids=[0], flags=[flags]
+            )
+        except hyperscan.error as e:
+            return f"signature {name!r}: hyperscan cannot compile the pattern: {e}"
+    return None
+
+
+class Re2SetEngine:
+    name = "re2"
+
+    def __init__(self, patterns: Sequence[tuple[str, str]]) -> None:
+        self._set = re2.Set.SearchSet(dialect.OPTIONS)
+        for name, pattern in patterns:
+            try:
+                self._set.Add(b"(?m)" + pattern.encode("ascii"))
+            except re2.error as e:
+                raise EngineError(f"signature {name!r}: RE2 cannot compile the pattern: {e}") from None
+        try:
+            self._set.Compile()
+        except re2.error as e:
+            raise EngineError(f"RE2 could not build its pattern set: {e}") from None
+
+    def hits(self, block: bytes) -> set[int]:
+        found: Any = self._set.Match(block)
+        return set(found) if found else set()
