@@ -1,0 +1,281 @@
+"""Training progress read from log lines: which step, how fast, whether a checkpoint is saving.
+
+One structured line works from any script with no import (see `docs/signatures.md`):
+
+    recovery-progress step=120 total=5000 rank=0 throughput=812.5 step_time=0.41 loss=2.31
+
+`step` is required; `total`, `rank`, `throughput` (samples/s or tokens/s: one unit per run),
+`step_time` (seconds), `loss`, `epoch` and `checkpoint=saving|saved` are optional, in any order,
+and unknown keys are ignored. `activities.report.report_progress` prints it for you.
+
+Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch Lightning and
+tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines and `step=N ...`
+key/value lines; and user patterns (RE2 syntax) with named groups among `FIELDS`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from activities.signatures import dialect
+
+FIELDS = frozenset({"step", "total", "rank", "loss", "throughput", "step_time", "checkpoint", "epoch"})
+MAX_TEXT = 4096  # progress lines are short; a longer line is cut before parsing
+
+
+@dataclass(frozen=True, slots=True)
+class ProgressRecord:
+    step: int | None = None
+    total: int | None = None
+    rank: int | None = None
+    loss: float | None = None
+    throughput: float | None = None  # higher is faster, in the run's own unit
+    step_time: float | None = None  # seconds per step
+    checkpoint: str | None = None  # "saving" or "saved"
+    epoch: float | None = None
+    format: str = ""
+    line: int | None = None
+    text: str = ""
+
+    @property
+    def rate(self) -> float | None:
+        """How fast the run goes (higher is faster): throughput, else steps per second."""
+        if self.throughput is not None and self.throughput > 0:
+            return self.throughput
+        if self.step_time is not None and self.step_time > 0:
+            return 1.0 / self.step_time
+        return None
+
+
+# Gates: patterns (in the scanner's dialect) that a line of each format always matches. The
+# scanner finds candidate lines with them; `ProgressParser.parse` then reads the fields.
+GATES: dict[str, str] = {
+    "structured": r"recovery-progress\s",
+    "json": r'"(?:step|global_step|iteration|iter|train/global_step)"\s*:\s*\d',
+    "hf": r"\{'(?:loss|train_loss|eval_loss|train_runtime|learning_rate|grad_norm|epoch)': ",
+    "megatron": r"iteration\s+\d+\s*/\s*\d+\s*\|",
+    "torchtitan": r"step:\s*\d+\s+(?:\x1b\[[0-9;]*m)?loss:",
+    "tqdm": r"\d+/\d+ \[[0-9:]+<[0-9:?]+",
+    "kv": r"(?i)(?:global_step|step|iteration|iter)\s*[=:]\s*\d",
+}
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_PAIR = re.compile(r"([A-Za-z_][\w/.-]{0,40})\s*[=:]\s*(" + _NUM + r"|nan|inf|saving|saved)\b")
+_GATES = {name: re.compile(pattern) for name, pattern in GATES.items()}
+
+_LOSS_KEYS = ("loss", "train_loss", "lm_loss", "train/loss", "reduced_train_loss", "lm loss")
+_THROUGHPUT_KEYS = (
+    "throughput",
+    "samples_per_second",
+    "samples_per_sec",
+    "samples/s",
+    "tokens_per_second",
+    "tokens_per_sec",
+    "tokens/s",
+    "tok/s",
+    "tps",
+    "it/s",
+)
+_STEP_TIME_KEYS = ("step_time", "time_per_step", "iter_time", "step_time_s", "train_step_timing in s")
+_STEP_KEYS = ("step", "global_step", "iteration", "iter", "train/global_step")
+
+
+def _int(value: Any) -> int | None:
+    try:
+        number = float(str(value).replace(",", ""))
+    except ValueError:
+        return None
+    return int(number) if math.isfinite(number) and number >= 0 else None
+
+
+def _float(value: Any) -> float | None:
+    try:
+        number = float(str(value).replace(",", ""))
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _first(fields: Mapping[str, Any], keys: Sequence[str], convert: Callable[[Any], Any]) -> Any:
+    for key in keys:
+        if key in fields and (value := convert(fields[key])) is not None:
+            return value
+    return None
+
+
+def _record(fields: Mapping[str, Any], fmt: str) -> ProgressRecord:
+    """A record from loosely named fields (the keys of key/value lines and JSON objects)."""
+    checkpoint = fields.get("checkpoint")
+    return ProgressRecord(
+        step=_first(fields, _STEP_KEYS, _int),
+        total=_first(fields, ("total", "total_steps", "max_steps", "train_iters"), _int),
+        rank=_first(fields, ("rank", "global_rank"), _int),
+        loss=_first(fields, _LOSS_KEYS, _float),
+        throughput=_first(fields, _THROUGHPUT_KEYS, _float),
+        step_time=_first(fields, _STEP_TIME_KEYS, _float),
+        checkpoint=checkpoint if checkpoint in ("saving", "saved") else None,
+        epoch=_first(fields, ("epoch",), _float),
+        format=fmt,
+    )
+
+
+def _pairs(text: str) -> dict[str, str]:
+    return {m.group(1).lower(): m.group(2) for m in _PAIR.finditer(text)}
+
+
+def _structured(text: str) -> ProgressRecord | None:
+    _, _, rest = text.partition("recovery-progress")
+    fields = dict(token.split("=", 1) for token in rest.split() if "=" in token)
+    record = _record(fields, "structured")
+    return record if _int(fields.get("step")) is not None else None
+
+
+def _json(text: str) -> ProgressRecord | None:
+    start, end = text.find("{"), text.rfind("}")
+    try:
+        data = json.loads(text[start : end + 1]) if 0 <= start < end else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    record = _record({str(k).lower(): v for k, v in data.items()}, "json")
+    return record if record.step is not None else None
+
+
+def _hf(text: str) -> ProgressRecord | None:
+    fields = {m.group(1).lower(): m.group(2) for m in re.finditer(r"'(\w+)': (" + _NUM + ")", text)}
+    if "loss" not in fields and "train_loss" not in fields:
+        return None  # an evaluation or summary dict, not a training step
+    return _record(fields, "hf")
+
+
+_MEGATRON = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)")
+_LABELLED = re.compile(r"([A-Za-z][\w ./()-]{0,60}?):\s*(" + _NUM + ")")  # `label: number` between bars
+
+
+def _megatron(text: str) -> ProgressRecord | None:
+    m = _MEGATRON.search(text)
+    if m is None:
+        return None
+    fields = {k.strip().lower(): v for k, v in _LABELLED.findall(text)}
+    step_ms = _float(fields.get("elapsed time per iteration (ms)"))
+    step_time = step_ms / 1000 if step_ms else _float(fields.get("train_step_timing in s"))
+    batch = _float(fields.get("global batch size") or fields.get("global_batch_size"))
+    epoch = re.search(r"[Tt]raining epoch (\d+)", text)
+    return ProgressRecord(
+        step=_int(fields.get("global_step", m.group(1))),
+        total=_int(m.group(2)),
+        loss=_first(fields, _LOSS_KEYS, _float),
+        throughput=batch / step_time if batch and step_time else None,
+        step_time=step_time,
+        epoch=_float(epoch.group(1)) if epoch else None,
+        format="megatron",
+    )
+
+
+def _torchtitan(text: str) -> ProgressRecord | None:
+    fields = _pairs(text)
+    tps = re.search(r"\btps:\s*(\d[\d,]*)", text)  # printed with thousands separators
+    if tps is not None:
+        fields["tps"] = tps.group(1)
+    return _record(fields, "torchtitan") if "step" in fields else None
+
+
+_TQDM = re.compile(
+    r"(?:Epoch (\d+):\s*)?(?:\d+%\|[^|]{0,200}\|\s*)?(\d+)/(\d+) \[[0-9:]+<[0-9:?]+"
+    r"(?:,\s*(" + _NUM + r")(it/s|s/it))?"
+)
+
+
+def _tqdm(text: str) -> ProgressRecord | None:
+    m = _TQDM.search(text)
+    if m is None:
+        return None
+    epoch, done, total = m.group(1), int(m.group(2)), int(m.group(3))
+    rate, unit = _float(m.group(4)), m.group(5)
+    fields = _pairs(text[m.end() :])
+    step = done + int(epoch) * total if epoch is not None else done
+    per_step = (rate if unit == "s/it" else 1 / rate) if rate else None
+    return ProgressRecord(
+        step=_int(fields["global_step"]) if "global_step" in fields else step,
+        total=total if epoch is None else None,
+        loss=_first(fields, _LOSS_KEYS, _float),
+        throughput=1 / per_step if per_step else None,
+        step_time=_first(fields, _STEP_TIME_KEYS, _float) or per_step,
+        epoch=_float(epoch),
+        format="lightning" if epoch is not None else "tqdm",
+    )
+
+
+_KV_STEP = re.compile(r"(?i)\b(?:global_step|step|iteration|iter)\s*[=:]\s*(\d+)(?:\s*/\s*(\d+))?")
+
+
+def _kv(text: str) -> ProgressRecord | None:
+    m = _KV_STEP.search(text)
+    if m is None:
+        return None
+    record = _record(_pairs(text), "kv")
+    return replace(record, step=int(m.group(1)), total=record.total or _int(m.group(2)))
+
+
+_PARSERS: dict[str, Callable[[str], ProgressRecord | None]] = {
+    "structured": _structured,
+    "json": _json,
+    "hf": _hf,
+    "megatron": _megatron,
+    "torchtitan": _torchtitan,
+    "tqdm": _tqdm,
+    "kv": _kv,
+}
+
+
+class ProgressError(ValueError):
+    """A user progress pattern that cannot be used."""
+
+
+class ProgressParser:
+    """Reads a progress record from one log line, or None if the line reports no progress."""
+
+    def __init__(self, user_patterns: Sequence[str] = ()) -> None:
+        self._user: list[Any] = []
+        for index, pattern in enumerate(user_patterns):
+            try:
+                dialect.check_pattern(pattern, groups=FIELDS)
+            except ValueError as e:
+                raise ProgressError(f"progress pattern {index + 1}: {e}") from None
+            self._user.append(dialect.compile_line_pattern(pattern))
+        self.user_patterns = list(user_patterns)
+
+    @property
+    def gates(self) -> list[tuple[str, str]]:
+        """(name, pattern) pairs for the scanner: every progress line matches one of them."""
+        user = [(f"progress:user{i}", p) for i, p in enumerate(self.user_patterns)]
+        return user + [(f"progress:{name}", pattern) for name, pattern in GATES.items()]
+
+    def parse(self, line: str, line_no: int | None = None) -> ProgressRecord | None:
+        text = _ANSI.sub("", line[:MAX_TEXT]) if "\x1b" in line else line[:MAX_TEXT]
+        record = self._parse_user(text) or self._parse_builtin(line[:MAX_TEXT], text)
+        if record is None:
+            return None
+        return replace(record, line=line_no, text=text.strip())
+
+    def _parse_user(self, text: str) -> ProgressRecord | None:
+        for compiled in self._user:
+            m = compiled.search(text.encode("utf-8", "surrogateescape"))
+            if m is not None:
+                fields = {k.decode(): v.decode("utf-8", "replace") for k, v in m.groupdict().items() if v}
+                return _record(fields, "user")
+        return None
+
+    def _parse_builtin(self, raw: str, text: str) -> ProgressRecord | None:
+        for name, parse in _PARSERS.items():
+            # Gates are checked on the raw line, the fields on the line without colour codes.
+            if _GATES[name].search(raw) and (record := parse(text)) is not None:
+                return record
+        return None
