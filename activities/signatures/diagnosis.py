@@ -1,0 +1,447 @@
+"""From a log to a diagnosis: what went wrong, is it worth retrying, and where.
+
+    diagnoser = LogDiagnoser(layout={0: "node1", 1: "node1", 2: "node2", 3: "node2"})
+    for chunk in follow(path, stop=job_ended):
+        records = diagnoser.feed(chunk.data)   # new progress records, for hang detection
+    diagnoser.finish()
+    print(diagnoser.diagnosis())               # a LogDiagnosis (the `diagnose --json` shape)
+
+Rules:
+
+- A signature match is fatal unless the run made progress after it: once `survive_steps`
+  distinct steps beyond the highest step seen before the match are reported, the match is
+  dropped (a traceback that was caught and logged, a retried connection, a warning). A log
+  without any progress lines cannot show survival, so every match in it counts.
+- The earliest fatal root-cause match wins; cascades (follow-on errors) win only when no root
+  cause is left. On one line, the signature with the higher `priority` speaks for it.
+- A root cause implicates the rank and host that wrote its line (from line prefixes, see
+  `prefixes.py`) and what its pattern's groups name. A cascade implicates only what its groups
+  name: the rank that reports a timeout is a victim, not the culprit. torchelastic's
+  "Root Cause (first observed failure)" block fills in rank and host when the winner lacks
+  them. Ranks become nodes through the task layout when one is given.
+- With no fatal match, a sustained slowdown in the log's own progress is a `straggler`;
+  otherwise the log is healthy (`none`).
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import cache
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.progress import ProgressParser, ProgressRecord
+from activities.signatures.catalog import Catalog, Signature, builtin_catalog
+from activities.signatures.prefixes import LineContext, line_context, node_name
+from activities.signatures.scanner import LineMatch, LogScanner, PatternSet
+from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
+
+# torchelastic's error summary, one field per line, after "Root Cause (first observed failure):".
+ELASTIC_PATTERNS = [
+    ("elastic:root-cause", r"Root Cause \(first observed failure\)"),
+    ("elastic:time", r"\btime\s+: (?P<when>\S+)"),
+    ("elastic:host", r"\bhost\s+: (?P<host>[\w.-]+)"),
+    ("elastic:rank", r"\brank\s+: (?P<rank>\d+) \(local_rank: \d+\)"),
+    ("elastic:exitcode", r"\bexitcode\s+: (?P<exit_code>-?\d+)"),
+    ("elastic:signal", r"\btraceback\s+: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
+]
+ELASTIC_BLOCK_LINES = 12
+EVIDENCE_TEXT = 500
+MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
+
+
+class Implicated(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[str] = Field(default_factory=list)
+    ranks: list[int] = Field(default_factory=list)
+    gpus: list[str] = Field(default_factory=list)
+    peers: list[str] = Field(default_factory=list)
+
+
+class EvidenceLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line: int
+    signature: str
+    text: str
+
+
+class LogDiagnosis(BaseModel):
+    """A log's diagnosis, as one `recovery diagnose --json` object (without `file`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    symptom: Literal["crash", "hang", "straggler", "none"]
+    category: Literal[
+        "hardware",
+        "network",
+        "application",
+        "out_of_memory",
+        "scheduler",
+        "system_software",
+        "unknown",
+        "none",
+    ]
+    retryable: bool | None
+    implicated: Implicated = Field(default_factory=Implicated)
+    evidence: list[EvidenceLine] = Field(default_factory=list)
+    explanation: str = ""
+
+
+HEALTHY = LogDiagnosis(
+    symptom="none", category="none", retryable=None, explanation="no failure found in the log"
+)
+
+
+@dataclass
+class _Candidate:
+    match: LineMatch
+    signature: Signature
+    context: LineContext
+    max_step: int  # the highest step reported before this line
+    later: set[int] = field(default_factory=set)  # distinct higher steps reported after it
+    later_stepless: int = 0
+
+
+@dataclass
+class _ElasticBlock:
+    line: int
+    fields: dict[str, str] = field(default_factory=dict)
+    lines: list[LineMatch] = field(default_factory=list)
+
+
+@cache
+def _default_patterns() -> PatternSet:
+    return PatternSet.from_catalog(builtin_catalog(), ELASTIC_PATTERNS + ProgressParser().gates)
+
+
+class LogDiagnoser:
+    """Diagnoses one log stream incrementally. Not thread-safe; one per log."""
+
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        layout: Mapping[int, str] | None = None,
+        progress: ProgressParser | None = None,
+        survive_steps: int = 2,
+        straggler: StragglerConfig | None = None,
+        engine: str | None = None,
+    ) -> None:
+        self.catalog = catalog or builtin_catalog()
+        self.progress = progress or ProgressParser()
+        if catalog is None and progress is None and engine is None:
+            patterns = _default_patterns()
+        else:
+            patterns = PatternSet.from_catalog(self.catalog, ELASTIC_PATTERNS + self.progress.gates, engine)
+        self.scanner = LogScanner(patterns)
+        self.layout = dict(layout or {})
+        self.survive_steps = max(1, survive_steps)
+        self.max_step = -1
+        self.progress_lines = 0
+        self.last_progress: ProgressRecord | None = None
+        self._pending: list[_Candidate] = []
+        self._blocks: list[_ElasticBlock] = []
+        self._pace = _Pace(straggler or StragglerConfig())
+
+    # --- feeding -------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[ProgressRecord]:
+        """Scan more of the log; returns the progress records found in it."""
+        return self._consume(self.scanner.feed(data))
+
+    def finish(self) -> list[ProgressRecord]:
+        """The log is complete: scan its last line even without a line break."""
+        return self._consume(self.scanner.finish())
+
+    def _consume(self, matches: list[LineMatch]) -> list[ProgressRecord]:
+        records: list[ProgressRecord] = []
+        i = 0
+        while i < len(matches):
+            j = i
+            while j < len(matches) and matches[j].line == matches[i].line:
+                j += 1
+            record = self._line(matches[i:j])
+            if record is not None:
+                records.append(record)
+            i = j
+        return records
+
+    def _line(self, matches: list[LineMatch]) -> ProgressRecord | None:
+        signatures = [m for m in matches if m.pattern in self.catalog]
+        if signatures:
+            best = max(signatures, key=lambda m: self.catalog[m.pattern].priority)
+            self._add_candidate(best)
+            return None
+        elastic = [m for m in matches if m.pattern.startswith("elastic:")]
+        if elastic:
+            self._elastic(elastic)
+            return None
+        record = self.progress.parse(matches[0].text, matches[0].line)
+        return self._progress(record) if record is not None else None
+
+    def _add_candidate(self, match: LineMatch) -> None:
+        signature = self.catalog[match.pattern]
+        same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
+        if same_kind >= MAX_PENDING:
+            return
+        self._pending.append(_Candidate(match, signature, line_context(match.text), self.max_step))
+
+    def _elastic(self, matches: list[LineMatch]) -> None:
+        for m in matches:
+            if m.pattern == "elastic:root-cause":
+                self._blocks.append(_ElasticBlock(m.line, lines=[m]))
+            elif self._blocks and m.line - self._blocks[-1].line <= ELASTIC_BLOCK_LINES:
+                block = self._blocks[-1]
+                block.fields.update(m.groups)
+                block.lines.append(m)
+
+    def _progress(self, record: ProgressRecord) -> ProgressRecord:
+        if record.rank is None:
+            rank = line_context(record.text).rank
+            if rank is not None:
+                record = replace(record, rank=rank)
+        self.progress_lines += 1
+        self.last_progress = record
+        self._survive(record.step)
+        if record.step is not None:
+            self.max_step = max(self.max_step, record.step)
+        self._pace.add(record)
+        return record
+
+    def _survive(self, step: int | None) -> None:
+        """Drop the matches that this progress shows the run got past."""
+        kept = []
+        for c in self._pending:
+            if step is None:
+                c.later_stepless += 1
+            elif step > c.max_step:
+                c.later.add(step)
+            if len(c.later) + c.later_stepless < self.survive_steps:
+                kept.append(c)
+        self._pending = kept
+
+    # --- the verdict -----------------------------------------------------------------------
+
+    def diagnosis(self) -> LogDiagnosis:
+        roots = [c for c in self._pending if not c.signature.cascade]
+        pool = roots or self._pending
+        if pool:
+            winner = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
+            return self._explain(winner)
+        slowdown = self._pace.verdict()
+        if slowdown is not None:
+            return slowdown.diagnosis(self.layout)
+        return HEALTHY.model_copy(deep=True)
+
+    def _explain(self, winner: _Candidate) -> LogDiagnosis:
+        sig = winner.signature
+        found = _Found()
+        found.add_groups(winner.match.groups)
+        if not sig.cascade:
+            found.add_context(winner.context)
+        block = self._root_cause_block()
+        if block is not None:
+            found.add_root_cause(block.fields)
+        found.map_ranks(self.layout)
+        # The winning line first, then its context in log order.
+        context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)
+        return LogDiagnosis(
+            symptom=sig.symptom,
+            category=sig.category,
+            retryable=sig.retryable,
+            implicated=found.implicated(),
+            evidence=[_evidence(m) for m in [winner.match, *context]],
+            explanation=_sentence(sig, found, block, len(self._pending) - 1),
+        )
+
+    def _followers(self, winner: _Candidate) -> list[LineMatch]:
+        """A few other fatal lines, to show the cascade the winner set off."""
+        others = [c.match for c in self._pending if c is not winner]
+        return others[:4]
+
+    def _root_cause_block(self) -> _ElasticBlock | None:
+        """torchelastic's first observed failure; with several agents, the earliest by time."""
+        blocks = [b for b in self._blocks if "rank" in b.fields or "host" in b.fields]
+        if not blocks:
+            return None
+        return min(blocks, key=lambda b: (b.fields.get("when", "~"), b.line))
+
+
+class _Found:
+    """What a diagnosis implicates, collected from groups, prefixes and layout, in order."""
+
+    def __init__(self) -> None:
+        self.nodes: list[str] = []
+        self.ranks: list[int] = []
+        self.gpus: list[str] = []
+        self.peers: list[str] = []
+        self.exit_code: str | None = None
+        self.signal: str | None = None
+
+    def add_groups(self, groups: Mapping[str, str]) -> None:
+        if host := groups.get("host"):
+            _append(self.nodes, node_name(host))
+        if (rank := groups.get("rank")) and rank.isdigit():
+            _append(self.ranks, int(rank))
+        if pci := groups.get("pci"):
+            _append(self.gpus, pci.lower())
+        if gpu := groups.get("gpu"):
+            _append(self.gpus, f"gpu{gpu}" if gpu.isdigit() else gpu)
+        if peer := groups.get("peer"):
+            _append(self.peers, peer)
+        self.exit_code = self.exit_code or groups.get("exit_code")
+        if groups.get("signal"):
+            self.signal = self.signal or f"{groups['signal']} ({groups.get('signame', 'signal')})"
+
+    def add_root_cause(self, fields: Mapping[str, str]) -> None:
+        """torchelastic's root cause fills in where the winning line itself is silent."""
+        rank = fields.get("rank", "")
+        same_rank = rank.isdigit() and int(rank) in self.ranks
+        if not self.ranks and not self.nodes:
+            self.add_groups(fields)
+        elif same_rank:
+            self.add_groups({k: v for k, v in fields.items() if k != "rank"} if self.nodes else fields)
+
+    def add_context(self, context: LineContext) -> None:
+        if context.rank is not None:
+            _append(self.ranks, context.rank)
+        if context.host is not None:
+            _append(self.nodes, context.host)
+
+    def map_ranks(self, layout: Mapping[int, str]) -> None:
+        for rank in self.ranks:
+            if rank in layout:
+                _append(self.nodes, layout[rank])
+
+    def implicated(self) -> Implicated:
+        return Implicated(nodes=self.nodes, ranks=self.ranks, gpus=self.gpus, peers=self.peers)
+
+    def where(self) -> str:
+        parts = [f"rank {', '.join(map(str, self.ranks))}" if self.ranks else ""]
+        parts.append(f"node {', '.join(self.nodes)}" if self.nodes else "")
+        parts.append(f"GPU {', '.join(self.gpus)}" if self.gpus else "")
+        parts.append(f"peer {', '.join(self.peers)}" if self.peers else "")
+        return ", ".join(p for p in parts if p)
+
+
+T = TypeVar("T")
+
+
+def _append(items: list[T], value: T) -> None:
+    if value not in items:
+        items.append(value)
+
+
+def _sentence(sig: Signature, found: _Found, block: _ElasticBlock | None, others: int) -> str:
+    text = sig.description
+    if where := found.where():
+        text += f" ({where})"
+    if found.signal:
+        text += f"; the process died of signal {found.signal}"
+    elif found.exit_code and found.exit_code.startswith("-"):
+        text += f"; the process died of signal {found.exit_code[1:]}"  # torch reports signals as -N
+    elif found.exit_code:
+        text += f"; the process exited with code {found.exit_code}"
+    if others > 0:
+        text += f"; {others} other error line{'s' if others > 1 else ''} in the log"
+    return text
+
+
+def _evidence(match: LineMatch) -> EvidenceLine:
+    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[:EVIDENCE_TEXT])
+    signature = "torchelastic-root-cause" if match.pattern.startswith("elastic:") else match.pattern
+    return EvidenceLine(line=match.line, signature=signature, text=text.strip())
+
+
+class _Pace:
+    """The log's own progress as a throughput series, for straggler detection."""
+
+    def __init__(self, config: StragglerConfig) -> None:
+        self.config = config
+        self._detector: StragglerDetector | None = None
+        self._rank: int | None = None
+        self._t = 0.0
+        self._last_step: int | None = None
+        self._ranks = RankStepTimes()
+        # The records the verdict may point at: recent ones only, so memory stays flat.
+        self._lines: OrderedDict[int, ProgressRecord] = OrderedDict()
+
+    def add(self, record: ProgressRecord) -> None:
+        if record.rank is not None and record.step_time is not None:
+            self._ranks.add(record.rank, record.step_time)
+        rate = record.rate
+        if rate is None:
+            return
+        if self._detector is None:
+            self._rank = record.rank
+            self._detector = StragglerDetector(self._timing(record))
+        if record.rank != self._rank:
+            return  # one rank's series is the run's pace; the others repeat it
+        self._t += self._elapsed(record)
+        if record.line is not None:
+            self._lines[record.line] = record
+            if len(self._lines) > 20000:
+                self._lines.popitem(last=False)
+        self._detector.add(self._t, rate, ref=record.line, checkpoint=record.checkpoint == "saving")
+
+    def _timing(self, first: ProgressRecord) -> StragglerConfig:
+        if first.step_time is not None:
+            return self.config
+        # Without step times the log has no clock: count samples instead of seconds.
+        samples = float(max(self.config.min_samples * 2, 10))
+        return StragglerConfig(
+            min_drop=self.config.min_drop,
+            sustain=samples,
+            min_samples=self.config.min_samples,
+            slow_fraction=self.config.slow_fraction,
+            baseline_window=samples * 3,
+            baseline_min_samples=self.config.baseline_min_samples,
+            noise_k=self.config.noise_k,
+        )
+
+    def _elapsed(self, record: ProgressRecord) -> float:
+        steps = 1
+        if record.step is not None and self._last_step is not None and record.step > self._last_step:
+            steps = record.step - self._last_step
+        self._last_step = record.step if record.step is not None else self._last_step
+        return record.step_time * steps if record.step_time is not None else 1.0
+
+    def verdict(self) -> _Slowdown | None:
+        if self._detector is None or self._detector.verdict is None:
+            return None
+        verdict = self._detector.verdict
+        return _Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
+
+
+@dataclass
+class _Slowdown:
+    description: str
+    ref: int | None
+    lines: Mapping[int, ProgressRecord]
+    ranks: RankStepTimes
+
+    def diagnosis(self, layout: Mapping[int, str]) -> LogDiagnosis:
+        found = _Found()
+        for slow in self.ranks.slow_ranks():
+            _append(found.ranks, slow.rank)
+        found.map_ranks(layout)
+        record = self.lines.get(self.ref) if self.ref is not None else None
+        evidence = []
+        if record is not None:
+            evidence.append(
+                EvidenceLine(line=record.line or 0, signature="straggler", text=record.text[:EVIDENCE_TEXT])
+            )
+        where = f" ({found.where()})" if found.where() else ""
+        return LogDiagnosis(
+            symptom="straggler",
+            category="unknown",
+            retryable=True,
+            implicated=found.implicated(),
+            evidence=evidence,
+            explanation=f"sustained slowdown: {self.description}{where}",
+        )

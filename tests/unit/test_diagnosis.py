@@ -1,0 +1,301 @@
+"""From realistic logs to a diagnosis: root cause over cascades, where it happened, healthy logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from textwrap import dedent
+
+import pytest
+
+from activities.report import format_progress
+from activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
+from activities.signatures.prefixes import LineContext, line_context, node_name
+from activities.straggler import StragglerConfig
+
+LAYOUT = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
+
+
+def diagnose(text: str, **kwargs: object) -> LogDiagnosis:
+    diagnoser = LogDiagnoser(**kwargs)  # type: ignore[arg-type]
+    data = dedent(text).lstrip("\n").encode()
+    for i in range(0, len(data), 1000):  # arrives in pieces, as a growing file does
+        diagnoser.feed(data[i : i + 1000])
+    diagnoser.finish()
+    return diagnoser.diagnosis()
+
+
+def progress(first: int, last: int, prefix: str = "0: ") -> str:
+    return "".join(
+        f"{prefix}{format_progress(s, total=100, rank=0, loss=1 / s)}\n" for s in range(first, last + 1)
+    )
+
+
+WATCHDOG = (
+    "{r}: [rank{r}]:[E1023 10:11:12.345678 4242 ProcessGroupNCCL.cpp:616]"
+    " [PG ID 0 PG GUID 0(default_pg) Rank {r}]"
+    " Watchdog caught collective operation timeout: WorkNCCL(SeqNum=2941, OpType=ALLREDUCE, NumelIn=1,"
+    " NumelOut=1, Timeout(ms)=600000) ran for 600031 milliseconds before timing out.\n"
+)
+
+
+def test_a_cascade_is_diagnosed_as_its_root_cause_on_the_first_ranks_node() -> None:
+    log = (
+        progress(1, 20)
+        + "3: [rank3]: Traceback (most recent call last):\n"
+        + '3: [rank3]:   File "train.py", line 88, in <module>\n'
+        + "3: [rank3]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        + "".join(WATCHDOG.format(r=r) for r in (0, 1, 2))
+        + "srun: error: node2: task 3: Exited with exit code 1\n"
+    )
+    result = diagnose(log, layout=LAYOUT)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+    assert result.implicated.ranks == [3] and result.implicated.nodes == ["node2"]
+    assert result.evidence[0].signature == "cuda-illegal-address" and result.evidence[0].line == 23
+    assert {e.signature for e in result.evidence[1:]} == {"nccl-watchdog-timeout", "srun-task-failed"}
+
+
+def test_root_cause_wins_even_when_its_line_comes_after_the_cascade() -> None:
+    log = (
+        progress(1, 5)
+        + WATCHDOG.format(r=0)
+        + WATCHDOG.format(r=1)
+        + "2: [rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+        + " GPU 2 has a total capacity of 79 GiB\n"
+    )
+    result = diagnose(log, layout=LAYOUT)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "out_of_memory", False)
+    assert result.implicated.ranks == [2] and result.implicated.gpus == ["gpu2"]
+    assert result.implicated.nodes == ["node2"]
+
+
+def test_only_cascades_left_is_a_hang_that_implicates_no_victim() -> None:
+    result = diagnose(progress(1, 5) + "".join(WATCHDOG.format(r=r) for r in range(3)))
+    assert (result.symptom, result.category) == ("hang", "unknown")
+    assert result.implicated.ranks == [] and result.implicated.nodes == []
+
+
+LOGS = Path(__file__).parent / "logs"
+
+
+def log_file(name: str) -> str:
+    return (LOGS / name).read_text()
+
+
+def test_torchelastic_root_cause_names_rank_host_and_signal() -> None:
+    result = diagnose(log_file("torchelastic_segfault.log"))
+    assert result.symptom == "crash"
+    assert result.evidence[0].signature == "segfault"  # the root cause, before the cascade's lines
+    assert [e.line for e in result.evidence[1:]] == sorted(e.line for e in result.evidence[1:])
+    assert result.implicated.ranks == [3] and result.implicated.nodes == ["node3"]
+    assert "died of signal 11" in result.explanation
+    assert any(e.signature == "torchelastic-root-cause" and "host" in e.text for e in result.evidence)
+
+
+def test_xid_in_syslog_names_the_host_and_the_gpu() -> None:
+    log = log_file("xid_syslog.log")
+    result = diagnose(log)
+    assert (result.category, result.evidence[0].signature) == ("hardware", "xid-48")
+    assert result.implicated.nodes == ["gpu017"] and result.implicated.gpus == ["0000:3b:00"]
+
+
+def test_the_demo_jobs_fault_is_the_gpu_on_its_node() -> None:
+    log = (
+        "rank 1 on node2 (restart 0): starting from step 0\n"
+        + progress(1, 3, prefix="")
+        + "[node2] NVRM: Xid (PCI:0000:3b:00): 79, pid=4242, GPU has fallen off the bus.\n"
+        + "RuntimeError: CUDA error: unspecified launch failure\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "hardware", True)
+    assert result.evidence[0].signature == "xid-79"
+    assert result.implicated.nodes == ["node2"] and result.implicated.gpus == ["0000:3b:00"]
+
+
+def test_an_infiniband_error_names_host_and_peer() -> None:
+    log = progress(1, 3) + (
+        "1: node-2:5776:5902 [0] transport/net_ib.cc:1296 NCCL WARN NET/IB : Got completion from peer"
+        " 10.2.0.5<33092> with error 12, opcode 0, len 0, vendor err 129 (Recv)\n"
+        "1: node-2:5776:5902 [0] NCCL INFO transport/net.cc:1134 -> 6\n"
+    )
+    result = diagnose(log, layout={1: "node-2"})
+    assert (result.category, result.retryable) == ("network", True)
+    assert result.implicated.nodes == ["node-2"] and result.implicated.ranks == [1]
+    assert result.implicated.peers == ["10.2.0.5"]
+
+
+def test_a_socket_error_implicates_the_peer_not_the_reporter() -> None:
+    log = (
+        progress(1, 3)
+        + "node1:1234:1290 [0] misc/socket.cc:538 NCCL WARN Net :"
+        + " Connection closed by remote peer 10.0.0.5<45678>\n"
+    )
+    result = diagnose(log)
+    assert result.category == "network"
+    assert result.implicated.peers == ["10.0.0.5"] and result.implicated.nodes == []
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable", "nodes"),
+    [
+        (
+            "slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2023-01-13T09:48:47 DUE TO TIME LIMIT ***",
+            "scheduler",
+            True,
+            [],
+        ),
+        (
+            "slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2023-01-13T09:48:47 DUE TO PREEMPTION ***",
+            "scheduler",
+            True,
+            [],
+        ),
+        ("srun: error: Node failure on node7", "hardware", True, ["node7"]),
+        (
+            "slurmstepd: error: *** JOB 9 STEPD TERMINATED ON node12 AT 2024-03-28T02:04:23"
+            " DUE TO JOB NOT ENDING WITH SIGNALS ***",
+            "system_software",
+            True,
+            ["node12"],
+        ),
+        (
+            "slurmstepd: error: Detected 1 oom_kill event in StepId=1234.0."
+            " Some of the step tasks have been OOM Killed.",
+            "out_of_memory",
+            False,
+            [],
+        ),
+        (
+            "Mar  3 12:35:01 node5 kernel: Out of memory: Killed process 12345 (python) total-vm:512000000kB",
+            "out_of_memory",
+            False,
+            ["node5"],
+        ),
+        ("2: [rank2]: OSError: [Errno 28] No space left on device", "system_software", False, ["node2"]),
+        (
+            "0: [rank0]: OSError: [Errno 116] Stale file handle: '/nfs/data/train.idx'",
+            "system_software",
+            True,
+            ["node1"],
+        ),
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 1 bytes.",
+            "out_of_memory",
+            False,
+            [],
+        ),
+        (
+            "node6: [rank0]: RuntimeError: CUDA error: uncorrectable ECC error encountered",
+            "hardware",
+            True,
+            ["node6", "node1"],
+        ),
+        (
+            "3: [rank3]: RuntimeError: Expected all tensors to be on the same device, found cuda:0 and cpu!",
+            "application",
+            False,
+            ["node2"],
+        ),
+    ],
+)
+def test_families_with_their_prefixes(line: str, category: str, retryable: bool, nodes: list[str]) -> None:
+    result = diagnose(progress(1, 4) + line + "\n", layout=LAYOUT)
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+    assert result.implicated.nodes == nodes
+
+
+def test_a_user_bug_before_any_progress_is_application_and_not_retried() -> None:
+    log = """
+        Traceback (most recent call last):
+          File "train.py", line 3, in <module>
+            import flash_attn
+        ModuleNotFoundError: No module named 'flash_attn'
+    """
+    result = diagnose(log)
+    assert (result.category, result.retryable, result.evidence[0].signature) == (
+        "application",
+        False,
+        "py-import-error",
+    )
+
+
+def test_a_healthy_log_has_no_symptom() -> None:
+    result = diagnose(log_file("healthy.log"))
+    assert result.symptom == "none" and result.category == "none" and result.retryable is None
+    assert result.evidence == [] and result.implicated.nodes == []
+
+
+def test_a_logged_error_counts_only_until_training_gets_past_it() -> None:
+    caught = progress(1, 10) + "0: [rank0]: KeyError: 'sample-4242'\n"
+    assert diagnose(caught).category == "application"  # nothing after it: fatal
+    assert diagnose(caught + progress(11, 11)).category == "application"  # one step may be in flight
+    assert diagnose(caught + progress(11, 12)).symptom == "none"  # two new steps: it was survived
+    assert diagnose(caught + progress(11, 11), survive_steps=1).symptom == "none"
+
+
+def test_an_error_in_a_log_without_progress_lines_is_always_fatal() -> None:
+    log = "starting\nAttributeError: 'NoneType' object has no attribute 'shape'\nstill printing\nstill here\n"
+    assert diagnose(log).category == "application"
+
+
+def test_a_restart_in_the_same_log_must_get_past_the_failure_point() -> None:
+    crashed = (
+        progress(1, 50)
+        + "slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2024-01-01T00:00:00 DUE TO JOB REQUEUE ***\n"
+    )
+    assert diagnose(crashed + progress(41, 50)).category == "scheduler"  # replaying old steps
+    assert diagnose(crashed + progress(41, 60)).symptom == "none"
+
+
+def test_the_earliest_of_two_root_causes_wins() -> None:
+    log = progress(1, 3) + "2: [rank2]: OSError: [Errno 5] Input/output error\n1: [rank1]: KeyError: 'x'\n"
+    result = diagnose(log, layout=LAYOUT)
+    assert result.evidence[0].signature == "fs-io-error" and result.implicated.ranks == [2]
+
+
+def test_a_sustained_slowdown_in_the_logs_progress_is_a_straggler() -> None:
+    lines = []
+    for step in range(1, 400):
+        for rank in range(4):
+            # From step 201 rank 2 computes slowly; the others wait for it at every all-reduce, so
+            # the run's pace drops for everyone, while the per-rank times show who is the cause.
+            own = 1.6 if step > 200 and rank == 2 else 1.0
+            step_time = own if rank == 2 else (0.96 if step > 200 else 0.6)
+            lines.append(f"{rank}: {format_progress(step, rank=rank, step_time=step_time)}")
+    result = diagnose("\n".join(lines) + "\n", layout=LAYOUT, straggler=StragglerConfig(sustain=120))
+    assert (result.symptom, result.category, result.retryable) == ("straggler", "unknown", True)
+    assert result.evidence[0].signature == "straggler" and "step=201" in result.evidence[0].text
+    assert result.implicated.ranks == [2] and result.implicated.nodes == ["node2"]
+
+
+def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
+    diagnoser = LogDiagnoser()
+    records = diagnoser.feed(b"3: [rank3]: step=5 loss=1.0\nnothing\n[rank1]: recovery-progress step=6\n")
+    assert [(r.step, r.rank, r.line) for r in records] == [(5, 3, 1), (6, 1, 3)]
+    assert diagnoser.last_progress is not None and diagnoser.last_progress.step == 6
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("3: [rank3]: boom", LineContext(rank=3)),
+        ("  12: text", LineContext(rank=12)),
+        ("[rank7]:[E ProcessGroupNCCL.cpp:1] x", LineContext(rank=7)),
+        ("[default2]: x", LineContext(local_rank=2)),
+        ("gpu-a7:2211:2290 [3] NCCL WARN x", LineContext(host="gpu-a7")),
+        ("5: node9.cluster:1:2 [0] NCCL INFO x", LineContext(rank=5, host="node9")),
+        ("Mar  3 12:34:56 node7 kernel: NVRM: x", LineContext(host="node7")),
+        ("2024-03-03T12:34:56.123456+00:00 node7 kernel: x", LineContext(host="node7")),
+        ("[node3] NVRM: x", LineContext(host="node3")),
+        ("node6: [launch.py:321] x", LineContext(host="node6")),
+        ("RuntimeError: boom", LineContext()),
+        ("[titan] x", LineContext()),
+        ("12:00:01 INFO x", LineContext()),
+    ],
+)
+def test_line_context(line: str, expected: LineContext) -> None:
+    assert line_context(line) == expected
+
+
+def test_node_names_are_short_but_addresses_stay() -> None:
+    assert node_name("node3.cluster.local") == "node3"
+    assert node_name("10.0.0.5") == "10.0.0.5"
