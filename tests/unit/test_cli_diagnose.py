@@ -1,0 +1,111 @@
+"""`recovery diagnose` and `recovery signatures`, as scripts and operators use them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from worker.cli import dispatch
+from worker.cli_diagnose import LayoutError, parse_layout
+
+LOGS = Path(__file__).parent / "logs"
+KEYS = {"file", "symptom", "category", "retryable", "implicated", "evidence"}
+
+
+def test_diagnose_json_is_one_object_per_file_and_a_missing_file_fails_alone(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    files = [str(LOGS / "xid_syslog.log"), str(tmp_path / "absent.log"), str(LOGS / "healthy.log")]
+    assert dispatch(["diagnose", "--json", *files]) == 1
+    out, err = capsys.readouterr()
+    objects = [json.loads(line) for line in out.splitlines()]
+    assert [o["file"] for o in objects] == [files[0], files[2]]
+    assert all(set(o) >= KEYS for o in objects)
+    assert set(objects[0]["implicated"]) == {"nodes", "ranks", "gpus", "peers"}
+    assert objects[0]["evidence"][0] == {
+        "line": 2,
+        "signature": "xid-48",
+        "text": objects[0]["evidence"][0]["text"],
+    }
+    assert (objects[1]["symptom"], objects[1]["category"], objects[1]["retryable"]) == ("none", "none", None)
+    assert err.strip().splitlines() == [f"recovery diagnose: {files[1]}: No such file or directory"]
+
+
+def test_diagnose_explains_with_evidence_lines(capsys: pytest.CaptureFixture[str]) -> None:
+    assert dispatch(["diagnose", str(LOGS / "torchelastic_segfault.log"), "--layout", "node3:0-3"]) == 0
+    out = capsys.readouterr().out
+    assert "crash, unknown, retryable" in out
+    assert "implicated: nodes node3; ranks 3" in out
+    assert "line 19 [segfault]" in out
+
+
+def test_a_directory_is_reported_like_an_unreadable_file(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert dispatch(["diagnose", str(tmp_path)]) == 1
+    assert capsys.readouterr().err.startswith(f"recovery diagnose: {tmp_path}: ")
+
+
+def test_signatures_json_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
+    assert dispatch(["signatures", "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)
+    assert all({"id", "pattern", "symptom", "category", "retryable", "cascade"} <= set(e) for e in entries)
+    assert len({e["id"] for e in entries}) == len(entries) > 50
+
+
+def test_user_signatures_apply_to_both_commands(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    extra = tmp_path / "mine.yaml"
+    extra.write_text(
+        "signatures:\n"
+        "  - id: our-loader\n"
+        "    description: the shard server went away\n"
+        "    pattern: 'ShardServerGone: (?P<host>[\\w-]+)'\n"
+        "    symptom: crash\n"
+        "    category: system_software\n"
+        "    retryable: true\n"
+        "    examples: ['ShardServerGone: store7']\n"
+    )
+    log = tmp_path / "job.out"
+    log.write_text("starting\nShardServerGone: store7\n")
+    assert dispatch(["diagnose", "--json", "--signatures", str(extra), str(log)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert (result["evidence"][0]["signature"], result["implicated"]["nodes"]) == ("our-loader", ["store7"])
+    assert dispatch(["signatures", "--signatures", str(extra)]) == 0
+    assert "our-loader" in capsys.readouterr().out
+
+
+def test_a_bad_signature_file_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    extra = tmp_path / "bad.yaml"
+    extra.write_text("signatures:\n  - id: xid-79\n    retryable: perhaps\n")
+    assert dispatch(["diagnose", "--signatures", str(extra), str(LOGS / "healthy.log")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and f"{extra}:3:" in err
+
+
+def test_user_progress_patterns(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = tmp_path / "job.out"
+    log.write_text("KeyError: 'x'\n" + "".join(f"batch {i} done\n" for i in range(1, 5)))
+    assert dispatch(["diagnose", "--json", str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["category"] == "application"
+    assert dispatch(["diagnose", "--json", "--progress-pattern", r"batch (?P<step>\d+) done", str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["symptom"] == "none"  # training went on after it
+
+
+def test_layouts() -> None:
+    assert parse_layout("node1:0-1,node2:2-3") == {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
+    assert parse_layout("gpu-a:5") == {5: "gpu-a"}
+    with pytest.raises(LayoutError):
+        parse_layout("node1")
+
+
+def test_layout_files(tmp_path: Path) -> None:
+    path = tmp_path / "layout.yaml"
+    path.write_text("0: node1\n1: node2\n")
+    assert parse_layout(str(path)) == {0: "node1", 1: "node2"}
+    path.write_text("node1: [0, 1]\n")
+    with pytest.raises(LayoutError, match="maps ranks"):
+        parse_layout(str(path))

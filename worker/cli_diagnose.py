@@ -1,0 +1,169 @@
+"""`recovery diagnose FILE...` and `recovery signatures`: the detectors, offline.
+
+`diagnose --json` prints one object per file and line (the shape in interfaces.md, plus `file`
+and `explanation`); without `--json`, an explanation with its evidence lines. A file that cannot
+be read is one line on stderr and a non-zero exit status; the other files are still reported.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+Command = Callable[[argparse.Namespace], int]
+READ_SIZE = 8 << 20
+
+
+class LayoutError(ValueError):
+    """A task layout that cannot be read."""
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser("diagnose", help="classify log files offline")
+    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("--json", action="store_true", help="one JSON object per file, one per line")
+    p.add_argument(
+        "--layout",
+        metavar="MAP",
+        help="which node ran which rank: 'node1:0-3,node2:4-7', or a YAML/JSON file {rank: node}",
+    )
+    _catalog_option(p)
+    p.add_argument(
+        "--progress-pattern",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="a progress line format with named groups (step, total, throughput, step_time, ...)",
+    )
+    p.set_defaults(func=_guarded(_diagnose))
+
+    s = subparsers.add_parser("signatures", help="the failure signature catalog")
+    s.add_argument("--json", action="store_true", help="one JSON document (a list)")
+    _catalog_option(s)
+    s.set_defaults(func=_guarded(_signatures))
+
+
+def _catalog_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--signatures",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a YAML file adding or changing signatures by id (repeatable; see docs/signatures.md)",
+    )
+
+
+def _guarded(command: Command) -> Command:
+    """Bad input (a catalog file, a layout, a pattern) is one line on stderr and exit status 2."""
+
+    def run(args: argparse.Namespace) -> int:
+        from activities.progress import ProgressError
+        from activities.signatures.catalog import CatalogError
+        from activities.signatures.engines import EngineError
+
+        try:
+            return command(args)
+        except (CatalogError, EngineError, ProgressError, LayoutError) as err:
+            print(f"recovery {args.command}: {err}", file=sys.stderr)
+            return 2
+        except BrokenPipeError:
+            # The reader (`| head`) has gone: not an error. Point stdout at /dev/null so the
+            # interpreter's final flush does not fail again.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+
+    return run
+
+
+def _diagnose(args: argparse.Namespace) -> int:
+    from activities.progress import ProgressParser
+    from activities.signatures.catalog import load_catalog
+
+    catalog = load_catalog(*args.signatures) if args.signatures else None
+    parser = ProgressParser(args.progress_pattern) if args.progress_pattern else None
+    layout = parse_layout(args.layout) if args.layout else {}
+    status = 0
+    for name in args.files:
+        try:
+            result = diagnose_file(Path(name), catalog, parser, layout)
+        except OSError as err:
+            print(f"recovery diagnose: {name}: {err.strerror or err}", file=sys.stderr)
+            status = 1
+            continue
+        if args.json:
+            sys.stdout.write(json.dumps({"file": name, **result}) + "\n")
+        else:
+            print(render(name, result))
+        sys.stdout.flush()  # each file's answer as soon as it is known
+    return status
+
+
+def diagnose_file(path: Path, catalog: Any, parser: Any, layout: dict[int, str]) -> dict[str, Any]:
+    """The `diagnose --json` object for one file (without `file`), read in chunks."""
+    from activities.signatures.diagnosis import LogDiagnoser
+
+    diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser)
+    with path.open("rb") as f:
+        while chunk := f.read(READ_SIZE):
+            diagnoser.feed(chunk)
+    diagnoser.finish()
+    result: dict[str, Any] = diagnoser.diagnosis().model_dump(mode="json")
+    return result
+
+
+def render(name: str, result: dict[str, Any]) -> str:
+    if result["symptom"] == "none":
+        return f"{name}: healthy ({result['explanation']})"
+    retry = "retryable" if result["retryable"] else "not retryable"
+    lines = [f"{name}: {result['symptom']}, {result['category']}, {retry}", f"  {result['explanation']}"]
+    implicated = result["implicated"]
+    where = [f"{key} {', '.join(map(str, implicated[key]))}" for key in implicated if implicated[key]]
+    if where:
+        lines.append(f"  implicated: {'; '.join(where)}")
+    lines.append("  evidence:")
+    for item in result["evidence"]:
+        lines.append(f"    line {item['line']} [{item['signature']}] {item['text'][:200]}")
+    return "\n".join(lines)
+
+
+def _signatures(args: argparse.Namespace) -> int:
+    from activities.signatures.catalog import builtin_catalog, load_catalog
+
+    catalog = load_catalog(*args.signatures) if args.signatures else builtin_catalog()
+    entries = [sig.summary() for sig in catalog]
+    if args.json:
+        sys.stdout.write(json.dumps(entries) + "\n")
+        return 0
+    width = max(len(e["id"]) for e in entries)
+    for e in entries:
+        flags = ("retryable" if e["retryable"] else "final") + (", cascade" if e["cascade"] else "")
+        print(f"{e['id']:<{width}}  {e['symptom']:<5}  {e['category']:<15}  {flags:<18}  {e['description']}")
+    return 0
+
+
+def parse_layout(spec: str) -> dict[int, str]:
+    """`node1:0-3,node2:4-7` (ranks per node), or a YAML/JSON file mapping rank to node."""
+    path = Path(spec)
+    if path.is_file():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as err:
+            raise LayoutError(f"{spec}: cannot read the layout: {err}") from None
+        if not isinstance(data, dict) or not all(str(k).isdigit() for k in data):
+            raise LayoutError(f"{spec}: a layout file maps ranks (numbers) to node names")
+        return {int(k): str(v) for k, v in data.items()}
+    layout: dict[int, str] = {}
+    for part in filter(None, spec.split(",")):
+        node, _, ranks = part.rpartition(":")
+        first, _, last = ranks.partition("-")
+        if not node or not first.isdigit() or not (last or first).isdigit():
+            raise LayoutError(f"layout {spec!r}: expected NODE:RANK or NODE:FIRST-LAST, comma separated")
+        layout.update({rank: node for rank in range(int(first), int(last or first) + 1)})
+    return layout
