@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from activities.schedulers.base import SchedulerError
-from worker import cli_cluster, settings
+from worker import cli_cluster, cli_diagnose, settings
 from worker.devserver import DevServer, DevServerError
 from worker.runs import RunError
 from worker.submit import SubmitError
@@ -207,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_dev_server)
 
     cli_cluster.register(sub)
+    cli_diagnose.register(sub)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
