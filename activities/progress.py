@@ -156,22 +156,30 @@ def _hf(text: str) -> ProgressRecord | None:
 
 
 _MEGATRON = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)")
-_LABELLED = re.compile(r"([A-Za-z][\w ./()-]{0,60}?):\s*(" + _NUM + ")")  # `label: number` between bars
+# The few Megatron/NeMo fields used, each found directly: cheaper than splitting the whole line.
+_MEGATRON_FIELDS = {
+    "step_ms": re.compile(r"elapsed time per iteration \(ms\):\s*(" + _NUM + ")"),
+    "step_s": re.compile(r"train_step_timing in s:\s*(" + _NUM + ")"),
+    "batch": re.compile(r"global[ _]batch[ _]size:\s*(\d+)"),
+    "loss": re.compile(r"loss:\s*(" + _NUM + ")"),  # `lm loss:` or `reduced_train_loss:`
+    "global_step": re.compile(r"global_step:\s*(\d+)"),
+}
+_NEMO_EPOCH = re.compile(r"[Tt]raining epoch (\d+)")
 
 
 def _megatron(text: str) -> ProgressRecord | None:
     m = _MEGATRON.search(text)
     if m is None:
         return None
-    fields = {k.strip().lower(): v for k, v in _LABELLED.findall(text)}
-    step_ms = _float(fields.get("elapsed time per iteration (ms)"))
-    step_time = step_ms / 1000 if step_ms else _float(fields.get("train_step_timing in s"))
-    batch = _float(fields.get("global batch size") or fields.get("global_batch_size"))
-    epoch = re.search(r"[Tt]raining epoch (\d+)", text)
+    fields = {name: f.group(1) for name, rx in _MEGATRON_FIELDS.items() if (f := rx.search(text))}
+    epoch = _NEMO_EPOCH.search(text) if "epoch" in text else None
+    step_ms = _float(fields.get("step_ms"))
+    step_time = step_ms / 1000 if step_ms else _float(fields.get("step_s"))
+    batch = _float(fields.get("batch"))
     return ProgressRecord(
         step=_int(fields.get("global_step", m.group(1))),
         total=_int(m.group(2)),
-        loss=_first(fields, _LOSS_KEYS, _float),
+        loss=_float(fields.get("loss")),
         throughput=batch / step_time if batch and step_time else None,
         step_time=step_time,
         epoch=_float(epoch.group(1)) if epoch else None,
@@ -258,12 +266,23 @@ class ProgressParser:
         user = [(f"progress:user{i}", p) for i, p in enumerate(self.user_patterns)]
         return user + [(f"progress:{name}", pattern) for name, pattern in GATES.items()]
 
-    def parse(self, line: str, line_no: int | None = None) -> ProgressRecord | None:
+    def parse(
+        self,
+        line: str,
+        line_no: int | None = None,
+        *,
+        formats: Sequence[str] | None = None,
+        rank: int | None = None,
+    ) -> ProgressRecord | None:
+        """The record on `line`, if any. `formats`: the gates the scanner already saw match
+        (their names in GATES), so only those formats are tried. `rank`: the rank to assume
+        when the line itself does not say (from its prefix)."""
         text = _ANSI.sub("", line[:MAX_TEXT]) if "\x1b" in line else line[:MAX_TEXT]
-        record = self._parse_user(text) or self._parse_builtin(line[:MAX_TEXT], text)
+        record = self._parse_user(text) or self._parse_builtin(line[:MAX_TEXT], text, formats)
         if record is None:
             return None
-        return replace(record, line=line_no, text=text.strip())
+        rank = rank if record.rank is None else record.rank
+        return replace(record, line=line_no, text=text.strip(), rank=rank)
 
     def _parse_user(self, text: str) -> ProgressRecord | None:
         for compiled in self._user:
@@ -273,9 +292,10 @@ class ProgressParser:
                 return _record(fields, "user")
         return None
 
-    def _parse_builtin(self, raw: str, text: str) -> ProgressRecord | None:
+    def _parse_builtin(self, raw: str, text: str, formats: Sequence[str] | None) -> ProgressRecord | None:
         for name, parse in _PARSERS.items():
             # Gates are checked on the raw line, the fields on the line without colour codes.
-            if _GATES[name].search(raw) and (record := parse(text)) is not None:
+            gated = name in formats if formats is not None else _GATES[name].search(raw)
+            if gated and (record := parse(text)) is not None:
                 return record
         return None

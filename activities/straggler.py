@@ -76,8 +76,9 @@ def robust_center(values: Iterable[float]) -> tuple[float, float]:
 class StragglerDetector:
     """Feed it (time, rate) samples; `add` returns a verdict while a sustained slowdown lasts."""
 
-    # The baseline's median is recomputed after this many new healthy samples, not every time:
-    # a log of a million steps stays cheap, and the baseline moves slowly anyway.
+    # The baseline's median is recomputed after this many new healthy samples (or a sixteenth of
+    # the baseline), not every time: a log of a million steps stays cheap, and the baseline
+    # moves slowly anyway.
     RECOMPUTE_EVERY = 8
 
     def __init__(self, config: StragglerConfig | None = None) -> None:
@@ -93,7 +94,7 @@ class StragglerDetector:
         """(median rate, threshold below which a sample is slow), once enough samples exist."""
         if len(self._healthy) < self.config.baseline_min_samples:
             return None
-        if self._base is None or self._stale >= self.RECOMPUTE_EVERY:
+        if self._base is None or self._stale >= max(self.RECOMPUTE_EVERY, len(self._healthy) // 16):
             center, spread = robust_center(rate for _, rate in self._healthy)
             noise = spread / center if center > 0 else 0.0
             self._base = center, center * (1.0 - max(self.config.min_drop, self.config.noise_k * noise))

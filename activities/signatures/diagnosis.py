@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal, TypeVar
 
@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from activities.progress import ProgressParser, ProgressRecord
 from activities.signatures.catalog import Catalog, Signature, builtin_catalog
-from activities.signatures.prefixes import LineContext, line_context, node_name
+from activities.signatures.prefixes import LineContext, line_context, line_rank, node_name
 from activities.signatures.scanner import LineMatch, LogScanner, PatternSet
 from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
 
@@ -181,7 +181,10 @@ class LogDiagnoser:
         if elastic:
             self._elastic(elastic)
             return None
-        record = self.progress.parse(matches[0].text, matches[0].line)
+        user = any(m.pattern.startswith("progress:user") for m in matches)
+        formats = None if user else [m.pattern.removeprefix("progress:") for m in matches]
+        rank = line_rank(matches[0].text)
+        record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
 
     def _add_candidate(self, match: LineMatch) -> None:
@@ -201,10 +204,6 @@ class LogDiagnoser:
                 block.lines.append(m)
 
     def _progress(self, record: ProgressRecord) -> ProgressRecord:
-        if record.rank is None:
-            rank = line_context(record.text).rank
-            if rank is not None:
-                record = replace(record, rank=rank)
         self.progress_lines += 1
         self.last_progress = record
         self._survive(record.step)

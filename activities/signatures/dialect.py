@@ -14,6 +14,7 @@ of lines; `(?m)` makes `^` and `$` mean the start and end of a line.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, cast
 
 import re2
@@ -40,8 +41,12 @@ OPTIONS = _options()
 Compiled = Any  # re2's compiled pattern over bytes; google-re2's stubs do not model it well
 
 
+@lru_cache(maxsize=4096)
 def compile_line_pattern(pattern: str) -> Compiled:
-    """Compile a validated pattern for matching inside lines (of one line or a block of lines)."""
+    """Compile a validated pattern for matching inside lines (of one line or a block of lines).
+
+    Cached: catalogs are validated, checked against their examples and compiled for scanning,
+    and each of those needs the same compiled pattern."""
     return re2.compile(b"(?m)" + pattern.encode("ascii"), OPTIONS)
 
 
@@ -58,6 +63,8 @@ def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:
         raise ValueError("a pattern matches within one line: it cannot contain a line break")
     if _TEXT_ANCHOR.search(pattern):
         raise ValueError("use ^ and $ (line anchors), not \\A, \\z, \\Z or \\C")
+    if any(i != len(pattern) - 1 for i in _line_ends(pattern)):
+        raise ValueError("$ may only end a pattern (write a line end inside one as (?:x|y)$)")
     try:
         compiled = compile_line_pattern(pattern)
     except re2.error as e:
@@ -67,6 +74,43 @@ def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:
         raise ValueError(f"unknown group {unknown[0]!r}; groups may be {', '.join(sorted(groups or ()))}")
     if compiled.search(b"") is not None:
         raise ValueError("the pattern matches an empty line, so it would match every line")
+
+
+def _line_ends(pattern: str) -> list[int]:
+    """Positions of `$` anchors: not escaped, not inside a bracket expression."""
+    found, i = [], 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern[i] == "[":
+            i = _class_end(pattern, i)
+        else:
+            if pattern[i] == "$":
+                found.append(i)
+            i += 1
+    return found
+
+
+def _class_end(pattern: str, i: int) -> int:
+    """The index just past the bracket expression that starts at i."""
+    i += 1
+    if pattern.startswith("^", i):
+        i += 1
+    if pattern.startswith("]", i):
+        i += 1  # a ] first in the brackets is literal
+    while i < len(pattern) and pattern[i] != "]":
+        if pattern[i] == "\\":
+            i += 2
+        elif pattern.startswith("[:", i) and (end := pattern.find(":]", i + 2)) >= 0:
+            i = end + 2  # a class name such as [:alpha:]
+        else:
+            i += 1
+    return i + 1
+
+
+def ends_with_line_end(pattern: str) -> bool:
+    """Whether the pattern already ends with `$` (an engine then need not extend it)."""
+    return bool(pattern) and _line_ends(pattern)[-1:] == [len(pattern) - 1]
 
 
 def group_names(compiled: Compiled) -> list[str]:

@@ -1,14 +1,17 @@
-"""Multi-pattern engines: which of many patterns occur somewhere in a block of whole lines.
+"""Multi-pattern engines: which of many patterns may match in a block of whole lines, and where.
 
-An engine only narrows the search: it may report a pattern that RE2 then finds in no line (a
-superset is fine), never miss one that occurs. The scanner confirms every reported pattern
-line by line with RE2 (`dialect.py`), so both engines give identical results.
+An engine only narrows the search: it may report a candidate that RE2 then rejects, never miss
+a line that matches. The scanner confirms every candidate with RE2 (`dialect.py`), so both
+engines give identical results.
 
-- `hyperscan`: Intel's Hyperscan in block mode, each pattern reporting at most once per block
-  (`HS_FLAG_SINGLEMATCH`), so a block costs a handful of Python calls however many lines
-  match. About 1 GiB/s on one core for the whole catalog.
+- `hyperscan`: Intel's Hyperscan in block mode. Each pattern is compiled as `(?:P)[^\\n]*$`, so a
+  match always ends at the end of its line, and Hyperscan (which reports each end offset once)
+  calls back exactly once per matching line and pattern however often P occurs in it. Candidates
+  are therefore exact lines, and confirming one costs RE2 a search of that line only. Well over
+  1 GiB/s on one core for the whole catalog.
 - `re2`: RE2's own multi-pattern set, for machines without a Hyperscan wheel (it ships for
-  x86_64 only). Also linear time, a few times slower.
+  x86_64 only). It says which patterns occur in a block, not where, so RE2 then searches the
+  block for each of them. Also linear time, a few times slower.
 
 Both run in time linear in the input whatever the patterns: no backtracking engine is used.
 """
@@ -29,6 +32,8 @@ try:
 except ImportError:  # no wheel for this platform: the RE2 set does the same job, slower
     hyperscan = None  # type: ignore[assignment]
 
+ANYWHERE = -1  # a candidate somewhere in the block, rather than at a known line
+
 
 class EngineError(ValueError):
     """A pattern one engine cannot compile; the message names it."""
@@ -37,8 +42,9 @@ class EngineError(ValueError):
 class Engine(Protocol):
     name: str
 
-    def hits(self, block: bytes) -> set[int]:
-        """Indices of the patterns that may occur in `block` (whole lines, `\\n`-separated)."""
+    def candidates(self, block: bytes | memoryview) -> list[tuple[int, int]]:
+        """(pattern index, offset of the end of a line that may match, or ANYWHERE) pairs, for a
+        block of whole lines each ending in `\\n`."""
         ...
 
 
@@ -58,13 +64,18 @@ def build(patterns: Sequence[tuple[str, str]], prefer: str | None = None) -> Eng
     raise EngineError(f"unknown scanner engine {choice!r}; use one of {', '.join(available())}")
 
 
+def to_line_end(pattern: str) -> str:
+    """The pattern extended to the end of its line (`$` may only end a pattern, see dialect)."""
+    return pattern if dialect.ends_with_line_end(pattern) else f"(?:{pattern})[^\\n]*$"
+
+
 class HyperscanEngine:
     name = "hyperscan"
 
     def __init__(self, patterns: Sequence[tuple[str, str]]) -> None:
         assert hyperscan is not None
-        self._db = _compile_hyperscan(patterns)
-        self._found: set[int] = set()
+        self._db = _compile_hyperscan([(name, to_line_end(p)) for name, p in patterns])
+        self._found: list[tuple[int, int]] = []
         # The binding does not keep the match callback alive while C code holds it: an
         # unreferenced callable can be freed mid-scan and crash the process. Keep it on self.
         self._on_match = self._collect
@@ -72,19 +83,19 @@ class HyperscanEngine:
         self._lock = threading.Lock()
 
     def _collect(self, pattern_id: int, start: int, end: int, flags: int, context: Any) -> None:
-        self._found.add(pattern_id)
+        self._found.append((pattern_id, end))
 
-    def hits(self, block: bytes) -> set[int]:
+    def candidates(self, block: bytes | memoryview) -> list[tuple[int, int]]:
         with self._lock:
-            self._found = set()
+            self._found = []
             self._db.scan(block, match_event_handler=self._on_match)
-            found, self._found = self._found, set()
+            found, self._found = self._found, []
         return found
 
 
 def _compile_hyperscan(patterns: Sequence[tuple[str, str]]) -> Any:
     assert hyperscan is not None
-    flags = hyperscan.HS_FLAG_SINGLEMATCH | hyperscan.HS_FLAG_MULTILINE
+    flags = hyperscan.HS_FLAG_MULTILINE
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
         db.compile(
@@ -126,6 +137,6 @@ class Re2SetEngine:
         except re2.error as e:
             raise EngineError(f"RE2 could not build its pattern set: {e}") from None
 
-    def hits(self, block: bytes) -> set[int]:
-        found: Any = self._set.Match(block)
-        return set(found) if found else set()
+    def candidates(self, block: bytes | memoryview) -> list[tuple[int, int]]:
+        found: Any = self._set.Match(bytes(block))
+        return [(pid, ANYWHERE) for pid in found] if found else []

@@ -60,37 +60,58 @@ class PatternSet:
     ) -> PatternSet:
         return cls([(s.id, s.pattern) for s in catalog] + list(extra), engine)
 
-    def scan_block(self, block: bytes, lines_before: int, text_limit: int = TEXT_LIMIT) -> list[LineMatch]:
-        """Matches in a block of whole lines (each ending in `\\n`), in line order."""
-        ids = self.engine.hits(block)
-        if not ids:
-            return []
-        found: list[tuple[int, int, int, Any]] = []
-        for pid in sorted(ids):
-            line_end = -1
-            for m in self._regexes[pid].finditer(block):
-                start = m.start()
-                if start < line_end:
-                    continue  # one match per line and pattern is enough
-                line_end = block.find(b"\n", start)
-                found.append((block.rfind(b"\n", 0, start) + 1, pid, line_end, m))
+    def scan_block(
+        self, data: bytes, start: int, end: int, lines_before: int, text_limit: int = TEXT_LIMIT
+    ) -> tuple[list[LineMatch], int]:
+        """Matches in `data[start:end]`, whole lines each ending in `\\n`, in line order; and the
+        number of lines there (counted once, for both). Nothing is copied but matched lines."""
+        found: list[tuple[int, int, int, Any]] = []  # line start, pattern, line end, RE2 match
+        for pid, at in self.engine.candidates(memoryview(data)[start:end]):
+            if at == engines.ANYWHERE:
+                found.extend(self._search(data, start, end, pid))
+            elif at < end - start:
+                line_end = start + at
+                line_start = max(start, data.rfind(b"\n", start, line_end) + 1)
+                m = self._regexes[pid].search(data, line_start, line_end)
+                if m is not None:
+                    found.append((line_start, pid, line_end, m))
+        if not found:
+            return [], data.count(b"\n", start, end)
         found.sort(key=lambda f: (f[0], f[1]))
-        return list(self._located(block, found, lines_before, text_limit))
+        matches, counted_to, line = self._located(data, start, found, lines_before, text_limit)
+        return matches, line - lines_before - 1 + data.count(b"\n", counted_to, end)
+
+    def _search(self, data: bytes, start: int, end: int, pid: int) -> Iterator[tuple[int, int, int, Any]]:
+        """Every line in data[start:end] where pattern `pid` matches (RE2 keeps matches in lines)."""
+        line_end = -1
+        for m in self._regexes[pid].finditer(data, start, end):
+            at = m.start()
+            if at < line_end:
+                continue  # one match per line and pattern is enough
+            line_end = data.find(b"\n", at, end)
+            yield max(start, data.rfind(b"\n", start, at) + 1), pid, line_end, m
 
     def _located(
-        self, block: bytes, found: list[tuple[int, int, int, Any]], lines_before: int, text_limit: int
-    ) -> Iterator[LineMatch]:
-        counted_to, line = 0, lines_before + 1
+        self,
+        data: bytes,
+        start: int,
+        found: list[tuple[int, int, int, Any]],
+        lines_before: int,
+        text_limit: int,
+    ) -> tuple[list[LineMatch], int, int]:
+        """LineMatches for sorted candidates; also how far newlines were counted, and the line there."""
+        matches, counted_to, line = [], start, lines_before + 1
         for line_start, pid, line_end, m in found:
-            line += block.count(b"\n", counted_to, line_start)
+            line += data.count(b"\n", counted_to, line_start)
             counted_to = line_start
-            text = block[line_start : min(line_end, line_start + text_limit)].decode("utf-8", "replace")
+            text = data[line_start : min(line_end, line_start + text_limit)].decode("utf-8", "replace")
             groups = {
                 k.decode("ascii"): v.decode("utf-8", "replace")
                 for k, v in m.groupdict().items()
                 if v is not None
             }
-            yield LineMatch(line, self.names[pid], text, groups)
+            matches.append(LineMatch(line, self.names[pid], text, groups))
+        return matches, counted_to, line
 
 
 @cache
@@ -116,12 +137,20 @@ class LogScanner:
 
     def feed(self, data: bytes) -> list[LineMatch]:
         self.bytes_fed += len(data)
+        data, pos = self._normalize(data)
         found: list[LineMatch] = []
-        # Pieces of at most max_line bytes keep every line inside a block at most max_line long,
-        # except the carried first one, which is cut explicitly.
-        for i in range(0, len(data), self.max_line):
-            piece = data[i : i + self.max_line] if len(data) > self.max_line else data
-            found.extend(self._feed_piece(self._normalize(piece)))
+        # Blocks end at the last line break within max_line bytes, so every line in a block is at
+        # most max_line long, except a carried first line, which is cut explicitly.
+        while pos < len(data):
+            window = min(pos + self.max_line, len(data))
+            last = data.rfind(b"\n", pos, window)
+            if last < 0:
+                self._append_carry(data, pos, window)
+                pos = window
+                continue
+            found.extend(self._scan(data, pos, last + 1))
+            pos = last + 1
+        self._append_carry(data, pos, len(data))
         return found
 
     def finish(self) -> list[LineMatch]:
@@ -129,36 +158,33 @@ class LogScanner:
         if not self._carry:
             return []
         block, self._carry = self._carry + b"\n", b""
-        found = self.patterns.scan_block(block, self.lines, self.text_limit)
-        self.lines += 1
+        found, lines = self.patterns.scan_block(block, 0, len(block), self.lines, self.text_limit)
+        self.lines += lines
         return found
 
-    def _normalize(self, piece: bytes) -> bytes:
-        if self._cr and piece.startswith(b"\n"):
-            piece = piece[1:]  # the \n of a \r\n split between two feeds
-        self._cr = piece.endswith(b"\r")
-        if b"\r" in piece:
-            piece = piece.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-        return piece
+    def _normalize(self, data: bytes) -> tuple[bytes, int]:
+        """The data with `\\r` and `\\r\\n` as `\\n`, and where to start in it."""
+        start = 1 if self._cr and data.startswith(b"\n") else 0  # a \r\n split between two feeds
+        self._cr = data.endswith(b"\r")
+        if b"\r" in data:  # rare (progress bars): only then is the data copied
+            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        return data, start
 
-    def _feed_piece(self, piece: bytes) -> list[LineMatch]:
-        last = piece.rfind(b"\n")
-        if last < 0:
-            self._append_carry(piece)
-            return []
-        first = piece.find(b"\n")
-        head = (self._carry + piece[:first])[: self.max_line]
-        block = head + piece[first : last + 1]
-        self._carry = b""
-        self._append_carry(piece[last + 1 :])
-        found = self.patterns.scan_block(block, self.lines, self.text_limit)
-        self.lines += 1 + piece.count(b"\n", first + 1, last + 1)
+    def _scan(self, data: bytes, start: int, end: int) -> list[LineMatch]:
+        """Scan whole lines data[start:end], after the carried start of the first one."""
+        if self._carry:
+            first = data.find(b"\n", start, end)
+            head = b"".join((self._carry, memoryview(data)[start:first]))[: self.max_line]
+            data, start, end = b"".join((head, memoryview(data)[first:end])), 0, len(head) + end - first
+            self._carry = b""
+        found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit)
+        self.lines += lines
         return found
 
-    def _append_carry(self, tail: bytes) -> None:
+    def _append_carry(self, data: bytes, start: int, end: int) -> None:
         room = self.max_line - len(self._carry)
-        if room > 0 and tail:
-            self._carry += tail[:room]
+        if room > 0 and end > start:
+            self._carry += data[start : min(end, start + room)]
 
 
 @dataclass(frozen=True, slots=True)

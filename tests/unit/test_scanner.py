@@ -93,13 +93,13 @@ def test_invalid_utf8_nul_bytes_and_junk_are_fine(patterns: PatternSet) -> None:
 
 def test_no_byte_is_scanned_twice(patterns: PatternSet, monkeypatch: pytest.MonkeyPatch) -> None:
     scanned: list[int] = []
-    real = patterns.engine.hits
+    real = patterns.engine.candidates
 
-    def counting(block: bytes) -> set[int]:
+    def counting(block: bytes) -> list[tuple[int, int]]:
         scanned.append(len(block))
         return real(block)
 
-    monkeypatch.setattr(patterns.engine, "hits", counting)
+    monkeypatch.setattr(patterns.engine, "candidates", counting)
     scanner = LogScanner(patterns)
     data = b"".join(b"line %d OOPS %d\n" % (i, i) for i in range(5000))
     for i in range(0, len(data), 777):
