@@ -53,7 +53,6 @@ BOUNDED = RetryPolicy(
     maximum_interval=timedelta(seconds=30),
     maximum_attempts=10,
 )
-QUICK = timedelta(seconds=60)
 
 
 @workflow.defn(name="TrainingRun")
@@ -117,7 +116,7 @@ class TrainingRun:
         attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,
             SubmitInput(run_id=spec.run_id, attempt_index=0, request=request),
-            start_to_close_timeout=QUICK,
+            start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )
         self.rec.attempts.append(attempt)
@@ -179,7 +178,7 @@ class TrainingRun:
                 observation=result.observation,
                 symptom=result.symptom,
             ),
-            start_to_close_timeout=QUICK,
+            start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )
         self.rec.diagnoses.append(found.diagnosis)
@@ -197,7 +196,7 @@ class TrainingRun:
         recorded = await workflow.execute_activity_method(
             ActionActivities.record_advice,
             RecordAdviceInput(run_id=self.spec.run_id, advice=advice),
-            start_to_close_timeout=QUICK,
+            start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )
         self._milestone("advice_recorded", workflow.now(), attempt.index)
@@ -297,7 +296,7 @@ class TrainingRun:
             await workflow.execute_activity_method(
                 ActionActivities.cancel_job,
                 CancelInput(run_id=self.spec.run_id, job_id=attempt.job_id),
-                start_to_close_timeout=QUICK,
+                start_to_close_timeout=self._quick(),
                 retry_policy=BOUNDED,
             )
         how = "recovery cancelled; job cancelled" if request.kill_job else "recovery cancelled"
@@ -309,6 +308,10 @@ class TrainingRun:
         workflow.continue_as_new(RunInput(spec=self.spec, record=self.rec))
 
     # --- bookkeeping ---------------------------------------------------------------------
+
+    def _quick(self) -> timedelta:
+        """Timeout of a short activity: a killed worker's activity is retried after this long."""
+        return timedelta(seconds=self.tuning.action_timeout_seconds)
 
     def _history_full(self) -> bool:
         info = workflow.info()

@@ -1,0 +1,147 @@
+"""The embedded default for real: the Temporal dev server (SQLite) and the local cluster daemon,
+started once per session in a private RECOVERY_HOME on free ports, plus worker subprocesses."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from temporalio.client import Client
+
+from tests.conftest import need
+from worker import local_cluster
+from worker.devserver import DevServer
+from worker.temporal_client import connect
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Embedded:
+    home: Path
+    server: DevServer
+    env: dict[str, str]
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+
+    def recovery(
+        self, *args: str, timeout: float = 60, cwd: Path | None = None, **env: str
+    ) -> subprocess.CompletedProcess[str]:
+        """Run the `recovery` CLI as a subprocess, as a user would (from `cwd`, default home)."""
+        return subprocess.run(
+            [sys.executable, "-m", "worker", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env={**self.env, **env},
+            cwd=cwd or self.home,
+            check=False,
+        )
+
+    def start_worker(self, *args: str, **env: str) -> subprocess.Popen[bytes]:
+        log = open(self.home / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "worker", "worker", *args],
+            env={**self.env, **env},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        self.workers.append(proc)
+        return proc
+
+    def stop_workers(self) -> None:
+        for proc in self.workers:
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in self.workers:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        self.workers.clear()
+
+    def job_script(
+        self, name: str, fault_node: str | None = None, steps: int = 12, fault_step: int = 4
+    ) -> Path:
+        """A copy of the demo's checkpointing job in its own directory, with a fault if asked."""
+        workdir = self.home / "jobs" / f"{name}-{uuid.uuid4().hex[:6]}"
+        workdir.mkdir(parents=True)
+        package = resources.files("worker.demo_job")
+        (workdir / "train.py").write_text(package.joinpath("train.py").read_text())
+        fault = ""
+        if fault_node:
+            fault = textwrap.dedent(f"""\
+                export RECOVERY_EXAMPLE_FAULT=crash
+                export RECOVERY_EXAMPLE_FAULT_NODE={fault_node}
+                export RECOVERY_EXAMPLE_FAULT_STEP={fault_step}
+                """)
+        script = workdir / "job.sbatch"
+        script.write_text(
+            "#!/bin/bash\n#SBATCH --nodes=2\nset -euo pipefail\n"
+            + fault
+            + f'exec {sys.executable} "$SLURM_SUBMIT_DIR/train.py" --steps {steps} --step-seconds 0.1\n'
+        )
+        return script
+
+
+@pytest.fixture(scope="session")
+def embedded(temporal_bin: str) -> Iterator[Embedded]:
+    home = Path(tempfile.mkdtemp(prefix="rh-", dir="/tmp"))
+    env = {
+        "RECOVERY_HOME": str(home),
+        "RECOVERY_TEMPORAL_ADDRESS": f"127.0.0.1:{free_port()}",
+        "RECOVERY_TEMPORAL_UI_PORT": str(free_port()),
+        "RECOVERY_TASK_QUEUE": f"recovery-test-{uuid.uuid4().hex[:6]}",
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    server = DevServer.from_env()
+    try:
+        server.start(timeout=60)
+    except Exception as e:  # noqa: BLE001 - any start failure means the service is missing
+        need(False, f"the Temporal dev server ({e})")
+    local_cluster.start(4)
+    emb = Embedded(home=home, server=server, env={**os.environ, **env})
+    try:
+        yield emb
+    finally:
+        emb.stop_workers()
+        local_cluster.stop()
+        server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+@pytest.fixture
+async def client(embedded: Embedded) -> AsyncIterator[Client]:
+    yield await connect(embedded.server.address)
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.1) -> bool:  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())
