@@ -79,7 +79,12 @@ class Embedded:
         self.workers.clear()
 
     def job_script(
-        self, name: str, fault_node: str | None = None, steps: int = 12, fault_step: int = 4
+        self,
+        name: str,
+        fault_node: str | None = None,
+        steps: int = 12,
+        fault_step: int = 4,
+        fault_rank: int | None = None,
     ) -> Path:
         """A copy of the demo's checkpointing job in its own directory, with a fault if asked."""
         workdir = self.home / "jobs" / f"{name}-{uuid.uuid4().hex[:6]}"
@@ -87,10 +92,11 @@ class Embedded:
         package = resources.files("worker.demo_job")
         (workdir / "train.py").write_text(package.joinpath("train.py").read_text())
         fault = ""
-        if fault_node:
+        if fault_node or fault_rank is not None:
             fault = textwrap.dedent(f"""\
                 export RECOVERY_EXAMPLE_FAULT=crash
-                export RECOVERY_EXAMPLE_FAULT_NODE={fault_node}
+                export RECOVERY_EXAMPLE_FAULT_NODE={fault_node or ""}
+                export RECOVERY_EXAMPLE_FAULT_RANK={"" if fault_rank is None else fault_rank}
                 export RECOVERY_EXAMPLE_FAULT_STEP={fault_step}
                 """)
         script = workdir / "job.sbatch"

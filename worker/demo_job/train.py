@@ -6,7 +6,8 @@ resumes from the latest checkpoint. It prints one progress line per step:
     recovery-progress step=12 total=30 rank=0 loss=0.4123
 
 Faults for demonstrations, on the first attempt only (SLURM_RESTART_COUNT=0), by environment:
-RECOVERY_EXAMPLE_FAULT=crash, RECOVERY_EXAMPLE_FAULT_NODE=<node>, RECOVERY_EXAMPLE_FAULT_STEP=<n>.
+RECOVERY_EXAMPLE_FAULT=crash, RECOVERY_EXAMPLE_FAULT_NODE=<node> (or RECOVERY_EXAMPLE_FAULT_RANK=<rank>),
+RECOVERY_EXAMPLE_FAULT_STEP=<n>.
 """
 
 from __future__ import annotations
@@ -49,7 +50,11 @@ def main() -> int:
 
 def maybe_fail(step: int, node: str, restart: int) -> None:
     fault = os.environ.get("RECOVERY_EXAMPLE_FAULT")
-    if restart or fault != "crash" or node != os.environ.get("RECOVERY_EXAMPLE_FAULT_NODE"):
+    rank = os.environ.get("SLURM_PROCID")
+    targeted = node == os.environ.get("RECOVERY_EXAMPLE_FAULT_NODE") or (
+        rank is not None and rank == os.environ.get("RECOVERY_EXAMPLE_FAULT_RANK")
+    )
+    if restart or fault != "crash" or not targeted:
         return
     if step != int(os.environ.get("RECOVERY_EXAMPLE_FAULT_STEP", "1")):
         return
