@@ -34,6 +34,8 @@ SignatureCategory = Literal[
 ]
 
 BUILTIN_SOURCE = "<built-in catalog>"
+# libyaml's parser when PyYAML has it (its wheels do): the catalog is read by every process.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class CatalogError(ValueError):
@@ -219,8 +221,8 @@ def _check_examples(
 
 def _read_entries(text: str, source: str) -> tuple[list[dict[str, Any]], dict[tuple[Any, ...], int]]:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+        root = yaml.compose(text, Loader=_LOADER)
+        data = yaml.load(text, Loader=_LOADER)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source

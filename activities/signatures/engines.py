@@ -18,9 +18,11 @@ Both run in time linear in the input whatever the patterns: no backtracking engi
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import re2
@@ -96,17 +98,63 @@ class HyperscanEngine:
 def _compile_hyperscan(patterns: Sequence[tuple[str, str]]) -> Any:
     assert hyperscan is not None
     flags = hyperscan.HS_FLAG_MULTILINE
+    expressions = [p.encode("ascii") for _, p in patterns]
+    cache = _cache_path(expressions, flags)
+    db = _load_cached(cache)
+    if db is not None:
+        return db
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     try:
-        db.compile(
-            expressions=[p.encode("ascii") for _, p in patterns],
-            ids=list(range(len(patterns))),
-            flags=[flags] * len(patterns),
-        )
+        db.compile(expressions=expressions, ids=list(range(len(patterns))), flags=[flags] * len(patterns))
     except hyperscan.error as e:
         culprit = _culprit(patterns, flags)
         raise EngineError(culprit or f"hyperscan cannot compile the patterns: {e}") from None
+    _store_cached(cache, hyperscan.dumpb(db))
     return db
+
+
+# Compiling the catalog takes a few tenths of a second; a process that scans one file (the CLI)
+# loads the compiled database from a cache instead. The file holds a SHA-256 of the database
+# before it, so a damaged file is recompiled rather than handed to C code.
+
+
+def _cache_path(expressions: list[bytes], flags: int) -> Path | None:
+    assert hyperscan is not None
+    root = os.environ.get("RECOVERY_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "recovery"
+    )
+    version = getattr(hyperscan, "__version__", "")
+    key = hashlib.sha256(repr((version, flags, expressions)).encode()).hexdigest()[:32]
+    return Path(root) / f"hyperscan-{key}.db"
+
+
+def _load_cached(path: Path | None) -> Any:
+    assert hyperscan is not None
+    try:
+        raw = path.read_bytes() if path is not None else b""
+    except OSError:
+        return None
+    digest, blob = raw[:32], raw[32:]
+    if not blob or hashlib.sha256(blob).digest() != digest:
+        return None
+    try:
+        db = hyperscan.loadb(blob, mode=hyperscan.HS_MODE_BLOCK)
+        db.scratch = hyperscan.Scratch(db)
+    except hyperscan.error:
+        return None  # another Hyperscan build or CPU: compile afresh
+    return db
+
+
+def _store_cached(path: Path | None, blob: bytes) -> None:
+    if path is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(hashlib.sha256(blob).digest() + blob)
+        os.replace(tmp, path)  # readers see the old file or the whole new one
+    except OSError:
+        pass  # no writable cache: compile every time, which is only slower
 
 
 def _culprit(patterns: Sequence[tuple[str, str]], flags: int) -> str | None:

@@ -125,20 +125,31 @@ def test_engines_reject_bad_patterns_with_the_name() -> None:
         PatternSet([("ok", "x")], engine="grep")
 
 
-def test_hyperscan_gives_identical_results_and_does_not_crash(re2_results: dict[str, object]) -> None:
-    """Run in a child: a freed match callback would segfault the interpreter, not fail a test."""
+def test_hyperscan_gives_identical_results_and_does_not_crash(
+    re2_results: dict[str, object], tmp_path: Path
+) -> None:
+    """Run in a child: a freed match callback would segfault the interpreter, not fail a test.
+
+    Three children share a cache directory: the first compiles the database and stores it, the
+    second loads it, the third finds it damaged and compiles again. All must agree with RE2."""
     if "hyperscan" not in engines.available():
         pytest.skip("no hyperscan wheel on this platform")
-    expected = re2_results
-    child = subprocess.run(
-        [sys.executable, "-m", "tests.unit.scanner_scenarios", "hyperscan"],
-        cwd=ROOT,
-        capture_output=True,
-        timeout=300,
-        env={**os.environ, "PYTHONFAULTHANDLER": "1"},
-    )
-    assert child.returncode == 0, child.stderr.decode()[-2000:]
-    assert json.loads(child.stdout) == json.loads(json.dumps(expected))
+    expected = json.loads(json.dumps(re2_results))
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1", "RECOVERY_CACHE_DIR": str(tmp_path)}
+    for run in range(3):
+        if run == 2:
+            for cached in tmp_path.glob("hyperscan-*.db"):
+                cached.write_bytes(cached.read_bytes()[:-100] + b"\0" * 100)
+        child = subprocess.run(
+            [sys.executable, "-m", "tests.unit.scanner_scenarios", "hyperscan"],
+            cwd=ROOT,
+            capture_output=True,
+            timeout=300,
+            env=env,
+        )
+        assert child.returncode == 0, child.stderr.decode()[-2000:]
+        assert json.loads(child.stdout) == expected
+        assert len(list(tmp_path.glob("hyperscan-*.db"))) == 1
 
 
 def test_scenarios_are_not_trivial(re2_results: dict[str, list[list[object]]]) -> None:
