@@ -1,0 +1,35 @@
+# Two commands on a fresh Debian 12 machine with Python 3.11:
+#   make demo   the whole loop on the embedded default (Temporal dev server + local scheduler)
+#   make test   installs what the tests need (as root: Slurm, MariaDB, ...), starts it, runs all tests
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test lint clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import ensurepip, venv' 2>/dev/null || { \
+	  echo "installing python3-venv (Debian splits venv out of python3)"; \
+	  apt-get update -qq && apt-get install -y -qq --no-install-recommends python3-venv; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[dev]'
+	@touch $(STAMP)
+
+demo: install
+	$(BIN)/recovery demo
+
+test: install
+	deploy/slurm-dev-cluster start
+	$(BIN)/pytest -ra; status=$$?; deploy/slurm-dev-cluster stop; exit $$status
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .mypy_cache .ruff_cache

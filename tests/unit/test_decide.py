@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from workflows.decide import DecisionInput, decide
+from workflows.models import Diagnosis, Evidence, ImplicatedNode
+from workflows.policy import Backoff, Policy
+
+NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
+
+
+def diagnosis(*nodes: str, retryable: bool = True, category: str = "hardware") -> Diagnosis:
+    return Diagnosis.model_validate(
+        {
+            "attempt_index": 0,
+            "category": category,
+            "retryable": retryable,
+            "implicated": [ImplicatedNode(node=n, reason="test") for n in nodes],
+            "explanation": f"node {' '.join(nodes)} failed",
+            "provider": "test",
+            "evidence": [Evidence(source="slurm-7.out", text="Xid 79", line=42)],
+        }
+    )
+
+
+def ctx(**kw: object) -> DecisionInput:
+    base: dict[str, object] = {
+        "generation": 1, "attempt_index": 0, "job_id": "7", "restarts_done": 0,
+        "nodes_needed": 2, "usable_nodes": ["node1", "node2", "node3", "node4"],
+    }  # fmt: skip
+    return DecisionInput.model_validate({**base, **kw})
+
+
+def test_restart_excludes_implicated_node_and_cites_evidence() -> None:
+    advice = decide(ctx(), diagnosis("node2"), Policy(), NOW)
+    assert advice.operation == "restart"
+    assert advice.excluded_nodes == ["node2"]
+    assert advice.not_before == NOW
+    assert advice.status == "pending" and not advice.acted
+    assert "node2" in advice.explanation and "slurm-7.out:42" in advice.explanation
+    assert "restart 1 of 5" in advice.explanation
+
+
+def test_exclusions_accumulate_without_duplicates() -> None:
+    advice = decide(
+        ctx(excluded_nodes=["node1"], restarts_done=1), diagnosis("node1", "node3"), Policy(), NOW
+    )
+    assert advice.excluded_nodes == ["node1", "node3"]
+
+
+def test_no_exclusion_when_policy_says_so() -> None:
+    advice = decide(ctx(), diagnosis("node2"), Policy(exclude_implicated_nodes=False), NOW)
+    assert advice.excluded_nodes == [] and "on any nodes" in advice.explanation
+
+
+def test_cap_drops_oldest_exclusions() -> None:
+    advice = decide(
+        ctx(excluded_nodes=["a", "b"], usable_nodes=None), diagnosis("c"), Policy(max_excluded_nodes=2), NOW
+    )
+    assert advice.excluded_nodes == ["b", "c"]
+    assert "no longer excluding a" in advice.explanation
+
+
+def test_not_retryable_gives_up() -> None:
+    advice = decide(ctx(), diagnosis(retryable=False, category="application"), Policy(), NOW)
+    assert advice.operation == "give_up" and advice.reason == "not_retryable"
+
+
+def test_restarts_exhausted_gives_up_and_says_why() -> None:
+    advice = decide(ctx(restarts_done=2), diagnosis("node1"), Policy(max_restarts=2), NOW)
+    assert advice.operation == "give_up" and advice.reason == "restarts_exhausted"
+    assert "all 2 restarts" in advice.explanation
+
+
+@pytest.mark.parametrize(
+    ("restarts_done", "delay"),
+    [
+        (0, timedelta(0)),
+        (1, timedelta(seconds=30)),
+        (2, timedelta(seconds=60)),
+        (3, timedelta(seconds=120)),
+        (9, timedelta(minutes=10)),
+    ],
+)
+def test_backoff_schedule(restarts_done: int, delay: timedelta) -> None:
+    advice = decide(
+        ctx(restarts_done=restarts_done, usable_nodes=None), diagnosis(), Policy(max_restarts=20), NOW
+    )
+    assert advice.not_before == NOW + delay
+
+
+def test_backoff_first_restart_can_wait() -> None:
+    policy = Policy(backoff=Backoff(first=timedelta(seconds=5)))
+    assert decide(ctx(), diagnosis(), policy, NOW).not_before == NOW + timedelta(seconds=5)
+
+
+@pytest.mark.parametrize(
+    ("mode", "operation", "excluded"),
+    [
+        ("wait", "restart", ["node3", "node4", "node1"]),
+        ("drop_oldest_exclusion", "restart", ["node4", "node1"]),
+        ("give_up", "give_up", ["node3", "node4"]),
+    ],
+)
+def test_unsatisfiable_exclusions(mode: str, operation: str, excluded: list[str]) -> None:
+    policy = Policy.model_validate({"on_unsatisfiable": mode})
+    advice = decide(ctx(excluded_nodes=["node3", "node4"], restarts_done=2), diagnosis("node1"), policy, NOW)
+    assert advice.operation == operation
+    assert advice.excluded_nodes == excluded
+
+
+def test_decide_is_deterministic() -> None:
+    a = decide(ctx(), diagnosis("node2"), Policy(), NOW)
+    b = decide(ctx(), diagnosis("node2"), Policy(), NOW)
+    assert a == b
