@@ -112,6 +112,13 @@ class JobObservation(Model):
     tasks: list[TaskResult] = Field(default_factory=list)
     failed_nodes: list[str] = Field(default_factory=list)
     token: str = ""
+    # What the scheduler itself said, for evidence and discovery (empty where it has no such thing):
+    # its own state word (e.g. Slurm's OUT_OF_MEMORY, `CANCELLED by 0`), the job's comment
+    # (Slurm's opt-in marker), partition and owner.
+    scheduler_state: str = ""
+    comment: str = ""
+    partition: str = ""
+    user: str = ""
 
 
 class NodeInfo(Model):
