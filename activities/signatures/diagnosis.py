@@ -25,19 +25,26 @@ Rules:
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Literal, TypeVar
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from activities.progress import ProgressParser, ProgressRecord
 from activities.signatures.catalog import Catalog, Signature, builtin_catalog
-from activities.signatures.prefixes import LineContext, line_context, line_rank, node_name
+from activities.signatures.pace import LogPace
+from activities.signatures.prefixes import LineContext, line_context, line_rank
+from activities.signatures.result import (
+    HEALTHY,
+    EvidenceLine,
+    Implicated,
+    Implicating,
+    LogDiagnosis,
+    evidence_line,
+)
 from activities.signatures.scanner import LineMatch, LogScanner, PatternSet
-from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
+from activities.straggler import StragglerConfig
+
+__all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
 
 # torchelastic's error summary, one field per line, after "Root Cause (first observed failure):".
 ELASTIC_PATTERNS = [
@@ -49,52 +56,8 @@ ELASTIC_PATTERNS = [
     ("elastic:signal", r"\btraceback\s+: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
-EVIDENCE_TEXT = 500
+MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
-
-
-class Implicated(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    nodes: list[str] = Field(default_factory=list)
-    ranks: list[int] = Field(default_factory=list)
-    gpus: list[str] = Field(default_factory=list)
-    peers: list[str] = Field(default_factory=list)
-
-
-class EvidenceLine(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    line: int
-    signature: str
-    text: str
-
-
-class LogDiagnosis(BaseModel):
-    """A log's diagnosis, as one `recovery diagnose --json` object (without `file`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    symptom: Literal["crash", "hang", "straggler", "none"]
-    category: Literal[
-        "hardware",
-        "network",
-        "application",
-        "out_of_memory",
-        "scheduler",
-        "system_software",
-        "unknown",
-        "none",
-    ]
-    retryable: bool | None
-    implicated: Implicated = Field(default_factory=Implicated)
-    evidence: list[EvidenceLine] = Field(default_factory=list)
-    explanation: str = ""
-
-
-HEALTHY = LogDiagnosis(
-    symptom="none", category="none", retryable=None, explanation="no failure found in the log"
-)
 
 
 @dataclass
@@ -146,7 +109,7 @@ class LogDiagnoser:
         self.last_progress: ProgressRecord | None = None
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
-        self._pace = _Pace(straggler or StragglerConfig())
+        self._pace = LogPace(straggler or StragglerConfig())
 
     # --- feeding -------------------------------------------------------------------------
 
@@ -197,7 +160,7 @@ class LogDiagnoser:
     def _elastic(self, matches: list[LineMatch]) -> None:
         for m in matches:
             if m.pattern == "elastic:root-cause":
-                self._blocks.append(_ElasticBlock(m.line, lines=[m]))
+                self._blocks = [*self._blocks[-MAX_BLOCKS + 1 :], _ElasticBlock(m.line, lines=[m])]
             elif self._blocks and m.line - self._blocks[-1].line <= ELASTIC_BLOCK_LINES:
                 block = self._blocks[-1]
                 block.fields.update(m.groups)
@@ -239,7 +202,7 @@ class LogDiagnoser:
 
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
-        found = _Found()
+        found = Implicating()
         found.add_groups(winner.match.groups)
         if not sig.cascade:
             found.add_context(winner.context)
@@ -254,8 +217,8 @@ class LogDiagnoser:
             category=sig.category,
             retryable=sig.retryable,
             implicated=found.implicated(),
-            evidence=[_evidence(m) for m in [winner.match, *context]],
-            explanation=_sentence(sig, found, block, len(self._pending) - 1),
+            evidence=[evidence_line(m) for m in [winner.match, *context]],
+            explanation=_sentence(sig, found, len(self._pending) - 1),
         )
 
     def _followers(self, winner: _Candidate) -> list[LineMatch]:
@@ -271,72 +234,7 @@ class LogDiagnoser:
         return min(blocks, key=lambda b: (b.fields.get("when", "~"), b.line))
 
 
-class _Found:
-    """What a diagnosis implicates, collected from groups, prefixes and layout, in order."""
-
-    def __init__(self) -> None:
-        self.nodes: list[str] = []
-        self.ranks: list[int] = []
-        self.gpus: list[str] = []
-        self.peers: list[str] = []
-        self.exit_code: str | None = None
-        self.signal: str | None = None
-
-    def add_groups(self, groups: Mapping[str, str]) -> None:
-        if host := groups.get("host"):
-            _append(self.nodes, node_name(host))
-        if (rank := groups.get("rank")) and rank.isdigit():
-            _append(self.ranks, int(rank))
-        if pci := groups.get("pci"):
-            _append(self.gpus, pci.lower())
-        if gpu := groups.get("gpu"):
-            _append(self.gpus, f"gpu{gpu}" if gpu.isdigit() else gpu)
-        if peer := groups.get("peer"):
-            _append(self.peers, peer)
-        self.exit_code = self.exit_code or groups.get("exit_code")
-        if groups.get("signal"):
-            self.signal = self.signal or f"{groups['signal']} ({groups.get('signame', 'signal')})"
-
-    def add_root_cause(self, fields: Mapping[str, str]) -> None:
-        """torchelastic's root cause fills in where the winning line itself is silent."""
-        rank = fields.get("rank", "")
-        same_rank = rank.isdigit() and int(rank) in self.ranks
-        if not self.ranks and not self.nodes:
-            self.add_groups(fields)
-        elif same_rank:
-            self.add_groups({k: v for k, v in fields.items() if k != "rank"} if self.nodes else fields)
-
-    def add_context(self, context: LineContext) -> None:
-        if context.rank is not None:
-            _append(self.ranks, context.rank)
-        if context.host is not None:
-            _append(self.nodes, context.host)
-
-    def map_ranks(self, layout: Mapping[int, str]) -> None:
-        for rank in self.ranks:
-            if rank in layout:
-                _append(self.nodes, layout[rank])
-
-    def implicated(self) -> Implicated:
-        return Implicated(nodes=self.nodes, ranks=self.ranks, gpus=self.gpus, peers=self.peers)
-
-    def where(self) -> str:
-        parts = [f"rank {', '.join(map(str, self.ranks))}" if self.ranks else ""]
-        parts.append(f"node {', '.join(self.nodes)}" if self.nodes else "")
-        parts.append(f"GPU {', '.join(self.gpus)}" if self.gpus else "")
-        parts.append(f"peer {', '.join(self.peers)}" if self.peers else "")
-        return ", ".join(p for p in parts if p)
-
-
-T = TypeVar("T")
-
-
-def _append(items: list[T], value: T) -> None:
-    if value not in items:
-        items.append(value)
-
-
-def _sentence(sig: Signature, found: _Found, block: _ElasticBlock | None, others: int) -> str:
+def _sentence(sig: Signature, found: Implicating, others: int) -> str:
     text = sig.description
     if where := found.where():
         text += f" ({where})"
@@ -349,98 +247,3 @@ def _sentence(sig: Signature, found: _Found, block: _ElasticBlock | None, others
     if others > 0:
         text += f"; {others} other error line{'s' if others > 1 else ''} in the log"
     return text
-
-
-def _evidence(match: LineMatch) -> EvidenceLine:
-    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[:EVIDENCE_TEXT])
-    signature = "torchelastic-root-cause" if match.pattern.startswith("elastic:") else match.pattern
-    return EvidenceLine(line=match.line, signature=signature, text=text.strip())
-
-
-class _Pace:
-    """The log's own progress as a throughput series, for straggler detection."""
-
-    def __init__(self, config: StragglerConfig) -> None:
-        self.config = config
-        self._detector: StragglerDetector | None = None
-        self._rank: int | None = None
-        self._t = 0.0
-        self._last_step: int | None = None
-        self._ranks = RankStepTimes()
-        # The records the verdict may point at: recent ones only, so memory stays flat.
-        self._lines: OrderedDict[int, ProgressRecord] = OrderedDict()
-
-    def add(self, record: ProgressRecord) -> None:
-        if record.rank is not None and record.step_time is not None:
-            self._ranks.add(record.rank, record.step_time)
-        rate = record.rate
-        if rate is None:
-            return
-        if self._detector is None:
-            self._rank = record.rank
-            self._detector = StragglerDetector(self._timing(record))
-        if record.rank != self._rank:
-            return  # one rank's series is the run's pace; the others repeat it
-        self._t += self._elapsed(record)
-        if record.line is not None:
-            self._lines[record.line] = record
-            if len(self._lines) > 20000:
-                self._lines.popitem(last=False)
-        self._detector.add(self._t, rate, ref=record.line, checkpoint=record.checkpoint == "saving")
-
-    def _timing(self, first: ProgressRecord) -> StragglerConfig:
-        if first.step_time is not None:
-            return self.config
-        # Without step times the log has no clock: count samples instead of seconds.
-        samples = float(max(self.config.min_samples * 2, 10))
-        return StragglerConfig(
-            min_drop=self.config.min_drop,
-            sustain=samples,
-            min_samples=self.config.min_samples,
-            slow_fraction=self.config.slow_fraction,
-            baseline_window=samples * 3,
-            baseline_min_samples=self.config.baseline_min_samples,
-            noise_k=self.config.noise_k,
-        )
-
-    def _elapsed(self, record: ProgressRecord) -> float:
-        steps = 1
-        if record.step is not None and self._last_step is not None and record.step > self._last_step:
-            steps = record.step - self._last_step
-        self._last_step = record.step if record.step is not None else self._last_step
-        return record.step_time * steps if record.step_time is not None else 1.0
-
-    def verdict(self) -> _Slowdown | None:
-        if self._detector is None or self._detector.verdict is None:
-            return None
-        verdict = self._detector.verdict
-        return _Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
-
-
-@dataclass
-class _Slowdown:
-    description: str
-    ref: int | None
-    lines: Mapping[int, ProgressRecord]
-    ranks: RankStepTimes
-
-    def diagnosis(self, layout: Mapping[int, str]) -> LogDiagnosis:
-        found = _Found()
-        for slow in self.ranks.slow_ranks():
-            _append(found.ranks, slow.rank)
-        found.map_ranks(layout)
-        record = self.lines.get(self.ref) if self.ref is not None else None
-        evidence = []
-        if record is not None:
-            evidence.append(
-                EvidenceLine(line=record.line or 0, signature="straggler", text=record.text[:EVIDENCE_TEXT])
-            )
-        where = f" ({found.where()})" if found.where() else ""
-        return LogDiagnosis(
-            symptom="straggler",
-            category="unknown",
-            retryable=True,
-            implicated=found.implicated(),
-            evidence=evidence,
-            explanation=f"sustained slowdown: {self.description}{where}",
-        )

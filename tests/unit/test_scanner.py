@@ -130,8 +130,8 @@ def test_hyperscan_gives_identical_results_and_does_not_crash(
 ) -> None:
     """Run in a child: a freed match callback would segfault the interpreter, not fail a test.
 
-    Three children share a cache directory: the first compiles the database and stores it, the
-    second loads it, the third finds it damaged and compiles again. All must agree with RE2."""
+    Three children share a cache directory: the first compiles the databases and stores them,
+    the second loads them, the third finds them damaged and compiles again. All agree with RE2."""
     if "hyperscan" not in engines.available():
         pytest.skip("no hyperscan wheel on this platform")
     expected = json.loads(json.dumps(re2_results))
@@ -149,7 +149,19 @@ def test_hyperscan_gives_identical_results_and_does_not_crash(
         )
         assert child.returncode == 0, child.stderr.decode()[-2000:]
         assert json.loads(child.stdout) == expected
-        assert len(list(tmp_path.glob("hyperscan-*.db"))) == 1
+        assert len(list(tmp_path.glob("hyperscan-*.db"))) == 2  # the catalog's and TRICKY's
+
+
+def test_matches_never_span_lines(re2_results: dict[str, list[list[object]]]) -> None:
+    found = [tuple(row[:2]) for row in re2_results["tricky"] if len(row) > 1]
+    assert found == [
+        (3, "spaces"),
+        (6, "negated"),
+        (7, "anchored"),
+        (9, "empty-tail"),
+        (10, "empty-tail"),
+        (11, "empty-tail"),
+    ]
 
 
 def test_scenarios_are_not_trivial(re2_results: dict[str, list[list[object]]]) -> None:

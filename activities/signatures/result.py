@@ -1,0 +1,129 @@
+"""What a log diagnosis says: the `recovery diagnose --json` shape, and who it implicates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from activities.signatures.prefixes import LineContext, node_name
+from activities.signatures.scanner import LineMatch
+
+EVIDENCE_TEXT = 500
+
+
+class Implicated(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    nodes: list[str] = Field(default_factory=list)
+    ranks: list[int] = Field(default_factory=list)
+    gpus: list[str] = Field(default_factory=list)
+    peers: list[str] = Field(default_factory=list)
+
+
+class EvidenceLine(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    line: int
+    signature: str
+    text: str
+
+
+class LogDiagnosis(BaseModel):
+    """A log's diagnosis, as one `recovery diagnose --json` object (without `file`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    symptom: Literal["crash", "hang", "straggler", "none"]
+    category: Literal[
+        "hardware",
+        "network",
+        "application",
+        "out_of_memory",
+        "scheduler",
+        "system_software",
+        "unknown",
+        "none",
+    ]
+    retryable: bool | None
+    implicated: Implicated = Field(default_factory=Implicated)
+    evidence: list[EvidenceLine] = Field(default_factory=list)
+    explanation: str = ""
+
+
+HEALTHY = LogDiagnosis(
+    symptom="none", category="none", retryable=None, explanation="no failure found in the log"
+)
+
+
+class Implicating:
+    """What a diagnosis implicates, collected in order from a pattern's groups, line prefixes,
+    torchelastic's root cause and the task layout."""
+
+    def __init__(self) -> None:
+        self.nodes: list[str] = []
+        self.ranks: list[int] = []
+        self.gpus: list[str] = []
+        self.peers: list[str] = []
+        self.exit_code: str | None = None
+        self.signal: str | None = None
+
+    def add_groups(self, groups: Mapping[str, str]) -> None:
+        if host := groups.get("host"):
+            add_once(self.nodes, node_name(host))
+        if (rank := groups.get("rank")) and rank.isdigit():
+            add_once(self.ranks, int(rank))
+        if pci := groups.get("pci"):
+            add_once(self.gpus, pci.lower())
+        if gpu := groups.get("gpu"):
+            add_once(self.gpus, f"gpu{gpu}" if gpu.isdigit() else gpu)
+        if peer := groups.get("peer"):
+            add_once(self.peers, peer)
+        self.exit_code = self.exit_code or groups.get("exit_code")
+        if groups.get("signal"):
+            self.signal = self.signal or f"{groups['signal']} ({groups.get('signame', 'signal')})"
+
+    def add_root_cause(self, fields: Mapping[str, str]) -> None:
+        """torchelastic's root cause fills in where the winning line itself is silent."""
+        rank = fields.get("rank", "")
+        same_rank = rank.isdigit() and int(rank) in self.ranks
+        if not self.ranks and not self.nodes:
+            self.add_groups(fields)
+        elif same_rank:
+            self.add_groups({k: v for k, v in fields.items() if k != "rank"} if self.nodes else fields)
+
+    def add_context(self, context: LineContext) -> None:
+        if context.rank is not None:
+            add_once(self.ranks, context.rank)
+        if context.host is not None:
+            add_once(self.nodes, context.host)
+
+    def map_ranks(self, layout: Mapping[int, str]) -> None:
+        for rank in self.ranks:
+            if rank in layout:
+                add_once(self.nodes, layout[rank])
+
+    def implicated(self) -> Implicated:
+        return Implicated(nodes=self.nodes, ranks=self.ranks, gpus=self.gpus, peers=self.peers)
+
+    def where(self) -> str:
+        parts = [f"rank {', '.join(map(str, self.ranks))}" if self.ranks else ""]
+        parts.append(f"node {', '.join(self.nodes)}" if self.nodes else "")
+        parts.append(f"GPU {', '.join(self.gpus)}" if self.gpus else "")
+        parts.append(f"peer {', '.join(self.peers)}" if self.peers else "")
+        return ", ".join(p for p in parts if p)
+
+
+T = TypeVar("T")
+
+
+def add_once(items: list[T], value: T) -> None:
+    if value not in items:
+        items.append(value)
+
+
+def evidence_line(match: LineMatch) -> EvidenceLine:
+    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[:EVIDENCE_TEXT])
+    signature = "torchelastic-root-cause" if match.pattern.startswith("elastic:") else match.pattern
+    return EvidenceLine(line=match.line, signature=signature, text=text.strip())
