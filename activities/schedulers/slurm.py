@@ -1,0 +1,381 @@
+"""`SlurmScheduler`: the `Scheduler` interface over Slurm's own commands.
+
+How it reads (see docs/slurm.md for the whole story):
+
+- `observe(ids)`: one `squeue -O` for every id (the hot path). `squeue` has no field for a job's
+  exclusion list, so `scontrol show job -o J` adds it, per job, only where it can have changed:
+  Slurm lets `ExcNodeList` change only while a job is pending, so for a job seen running or
+  ended the list read once for that run (job id, restart count, submit and start time) stays
+  right, and a poll of running jobs is one process. Jobs squeue no longer lists come from one
+  `sacct -D` call. Failed jobs get their steps (one `sacct`) and node states (one `sinfo`).
+- Mutations are one command each (`scontrol requeuehold|release|update`, `scancel`), with no
+  retries of their own: Temporal retries the activity, which observes first.
+
+Every command is an argument list, never a shell, with a timeout; errors are classified in
+`slurm_commands.raise_for` only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pwd
+import re
+import tempfile
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+import structlog
+
+from activities.schedulers import slurm_facts as facts
+from activities.schedulers import slurm_parse as sp
+from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.slurm_commands import Completed, Runner, failed, raise_for, run_process, slurm_env
+from activities.schedulers.slurm_comment import parse_comment, submission_comment
+from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+
+log = structlog.get_logger("recovery.slurm")
+
+_JOB_ID = re.compile(r"^[0-9]+(_[0-9]+)?$")
+_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]]*$")
+_PARTITION = re.compile(r"^[A-Za-z0-9._\-]+$")
+_EXCLUSION_MEMO_SIZE = 20_000
+# Request variables sbatch would read as its own options, or that would point it elsewhere.
+_REQUEST_ENV_DROPPED = ("SBATCH_", "SLURM_CONF")
+
+
+class SlurmScheduler:
+    name = "slurm"
+
+    def __init__(
+        self,
+        conf: str | None = None,
+        *,
+        timeout: float = 30.0,
+        runner: Runner | None = None,
+        detail_concurrency: int = 8,
+        find_window: str = "now-7days",
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        """`conf`: slurm.conf to use (default: `SLURM_CONF` from the environment, else Slurm's
+        own default). `timeout`: seconds per command (a down slurmctld makes commands retry for
+        about 10-20 s before they give up). `runner`: runs one command (tests count calls with
+        it). `detail_concurrency`: `scontrol show job` calls in flight at once. `find_window`:
+        how far back `find` looks in accounting. `env`: the base environment (default the
+        worker's)."""
+        self.conf = conf or (env or os.environ).get("SLURM_CONF")
+        self.timeout = timeout
+        self.detail_concurrency = max(1, detail_concurrency)
+        self.find_window = find_window
+        self._runner: Runner = runner or run_process
+        self._env = slurm_env(self.conf, env)
+        self._exclusions: OrderedDict[tuple[object, ...], list[str]] = OrderedDict()
+
+    # --- the Scheduler protocol --------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        env = {**self._env, **_request_env(request.env)}
+        with tempfile.TemporaryDirectory(prefix="recovery-sbatch-") as tmp:
+            # A file, not stdin: sbatch passes arguments to a script only when it names a file.
+            # sbatch copies the script at submission, so the file may go right after.
+            script = Path(tmp) / "job.sbatch"
+            script.write_text(request.script)
+            argv = [*sbatch_options(request), str(script), *request.args]
+            result = await self._run(argv, what="sbatch", env=env)
+        job_id = parse_parsable(result.stdout)
+        log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes)
+        found = await self.observe([job_id])
+        if job_id in found:
+            return found[job_id]
+        # Submitted but not visible yet (possible with a slurmctld under load): say so plainly.
+        return JobObservation(job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token)
+
+    async def find(self, token: str) -> JobObservation | None:
+        if not token:
+            return None
+        jobs = await self._squeue(["--me"])
+        mine = [j for j in jobs if parse_comment(j.comment).token == token]
+        if mine:
+            newest = max(mine, key=lambda j: _id_order(j.job_id))
+            return (await self._complete([newest], fresh=False))[newest.job_id]
+        job_id = await self._find_in_accounting(token)
+        if job_id is None:
+            return None
+        return (await self.observe([job_id])).get(job_id)
+
+    async def observe(self, job_ids: list[str], *, fresh: bool = False) -> dict[str, JobObservation]:
+        """A fresh read of these jobs. `fresh=True` also re-reads exclusion lists that Slurm
+        cannot have changed (for the moment right before an action, if a caller wants that)."""
+        ids = list(dict.fromkeys(j for j in job_ids if _JOB_ID.match(j)))
+        if not ids:
+            return {}
+        try:
+            jobs = await self._squeue(["-j", ",".join(ids)])
+        except JobNotFound:  # squeue -j with one unknown id fails; with several it lists the rest
+            jobs = []
+        listed = [j for j in jobs if j.job_id in ids]
+        result = await self._complete(listed, fresh=fresh)
+        missing = [i for i in ids if i not in result]
+        if missing:
+            result.update(await self._from_accounting(missing))
+        return result
+
+    async def requeue_hold(self, job_id: str) -> None:
+        await self._run(["scontrol", "requeuehold", _checked_id(job_id)], what=f"requeuehold {job_id}")
+
+    async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
+        # An empty value clears the list (22.05 accepts `ExcNodeList=`).
+        value = ",".join(_checked_node(n) for n in nodes)
+        argv = ["scontrol", "update", f"JobId={_checked_id(job_id)}", f"ExcNodeList={value}"]
+        await self._run(argv, what=f"update {job_id} ExcNodeList={value}")
+
+    async def release(self, job_id: str) -> None:
+        await self._run(["scontrol", "release", _checked_id(job_id)], what=f"release {job_id}")
+
+    async def cancel(self, job_id: str) -> None:
+        # -v: 22.05's scancel reports an unknown job only on stderr, and exits 0.
+        argv = ["scancel", "-v", _checked_id(job_id)]
+        await self._run(argv, what=f"scancel {job_id}", errors_in_output=True)
+
+    async def nodes(self) -> list[NodeInfo]:
+        delims = sp.Delimiters.fresh()
+        argv = ["sinfo", "-a", "-h", "-N", "-O", facts.sinfo_format(delims)]
+        result = await self._run(argv, what="sinfo")
+        return facts.node_infos(sp.split_records(result.stdout, delims, facts.SINFO_FIELDS))
+
+    # --- beyond the protocol -------------------------------------------------------------------
+
+    async def opted_in_jobs(self, partitions: list[str] | None = None) -> list[JobObservation]:
+        """Jobs whose comment opts in to recovery (`recovery`, `recovery:...`), in any state, in
+        these partitions (all when None), from one squeue call, completed like `observe`."""
+        args = []
+        if partitions:
+            args = ["-p", ",".join(_checked_partition(p) for p in partitions)]
+        jobs = [j for j in await self._squeue(args) if parse_comment(j.comment).opted_in]
+        found = await self._complete(jobs, fresh=False)
+        return [found[j.job_id] for j in jobs if j.job_id in found]
+
+    async def runs(self, job_id: str) -> list[JobObservation]:
+        """Every run of the job from accounting, oldest first (`restart_count` = index): what
+        happened to a run that Slurm requeued by itself (NODE_FAIL, preemption), whose record
+        `observe` no longer shows. Failed runs name their nodes that are unusable now."""
+        rows = await self._sacct(["-j", _checked_id(job_id)])
+        history = facts.run_history(job_id, facts.sacct_runs(rows).get(job_id, []))
+        if any(facts.needs_failure_facts(r.state) for r in history):
+            nodes = await self.nodes()
+            history = [_with_failed_nodes(r, nodes) for r in history]
+        return history
+
+    # --- reading -------------------------------------------------------------------------------
+
+    async def _squeue(self, selection: list[str]) -> list[facts.SqueueJob]:
+        delims = sp.Delimiters.fresh()
+        argv = ["squeue", "-h", "-t", "all", *selection, "-O", facts.squeue_format(delims)]
+        result = await self._run(argv, what="squeue")
+        return [facts.squeue_job(row) for row in sp.split_records(result.stdout, delims, facts.SQUEUE_FIELDS)]
+
+    async def _complete(self, jobs: list[facts.SqueueJob], *, fresh: bool) -> dict[str, JobObservation]:
+        """Observations for squeue rows: exclusions, and for failed jobs steps and node states."""
+        detailed = await self._with_exclusions(jobs, fresh)
+        failing = [job for job, _ in detailed if facts.needs_failure_facts(job.state[0])]
+        tasks = await self._tasks(failing) if failing else {}
+        node_list = await self.nodes() if failing else []
+        return {
+            job.job_id: facts.observation(
+                job, excluded, tasks.get(job.job_id), facts.failed_nodes(job.nodes, node_list)
+            )
+            for job, excluded in detailed
+        }
+
+    async def _with_exclusions(
+        self, jobs: list[facts.SqueueJob], fresh: bool
+    ) -> list[tuple[facts.SqueueJob, list[str]]]:
+        limit = asyncio.Semaphore(self.detail_concurrency)
+
+        async def one(job: facts.SqueueJob) -> tuple[facts.SqueueJob, list[str]]:
+            key = job.exclusion_key
+            if not fresh and key is not None and key in self._exclusions:
+                return job, self._exclusions[key]
+            async with limit:
+                return await self._detail(job)
+
+        return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+    async def _detail(self, job: facts.SqueueJob) -> tuple[facts.SqueueJob, list[str]]:
+        """The job per `scontrol show job`, the later of the two reads: if it moved on since
+        squeue (a requeue in between), its state and restart count win."""
+        try:
+            result = await self._run(
+                ["scontrol", "show", "job", "-o", job.job_id], what=f"show job {job.job_id}"
+            )
+        except JobNotFound:  # purged between the two calls: squeue's row is all there is
+            return job, []
+        fields = sp.parse_scontrol_job(result.stdout, name=job.name)
+        job = _updated(job, fields)
+        excluded = facts.excluded_from_scontrol(fields)
+        if job.exclusion_key is not None:
+            self._remember(job.exclusion_key, excluded)
+        return job, excluded
+
+    def _remember(self, key: tuple[object, ...], excluded: list[str]) -> None:
+        self._exclusions[key] = excluded
+        self._exclusions.move_to_end(key)
+        while len(self._exclusions) > _EXCLUSION_MEMO_SIZE:
+            self._exclusions.popitem(last=False)
+
+    async def _tasks(self, jobs: list[facts.SqueueJob]) -> dict[str, list[TaskResult]]:
+        """Per-node results of each job's current run, from its steps in accounting. Empty when
+        accounting has not recorded this run yet, or when the cluster keeps no accounting (a
+        refusal); slurmdbd being away is temporary and raised like any unavailability."""
+        try:
+            rows = await self._sacct(["-j", ",".join(j.job_id for j in jobs)])
+        except SchedulerUnavailable:
+            raise
+        except SchedulerError as err:
+            log.warning("no job steps from accounting", error=str(err))
+            return {}
+        runs = facts.sacct_runs(rows)
+        out = {}
+        for job in jobs:
+            job_runs = runs.get(job.job_id, [])
+            if len(job_runs) == job.restart_count + 1:
+                out[job.job_id] = facts.tasks_from_steps(job_runs[-1].steps)
+        return out
+
+    async def _from_accounting(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        rows = await self._sacct(["-j", ",".join(job_ids)])
+        runs = facts.sacct_runs(rows)
+        found = {i: facts.sacct_observation(i, runs[i]) for i in job_ids if runs.get(i)}
+        if any(facts.needs_failure_facts(o.state) for o in found.values()):
+            nodes = await self.nodes()
+            found = {i: _with_failed_nodes(o, nodes) for i, o in found.items()}
+        return found
+
+    async def _find_in_accounting(self, token: str) -> str | None:
+        user = pwd.getpwuid(os.getuid()).pw_name
+        rows = await self._sacct(["-X", f"--user={user}", "-S", self.find_window])
+        ids = [r["JobIDRaw"].strip() for r in rows if parse_comment(sp.clean(r["Comment"])).token == token]
+        return max(ids, key=_id_order) if ids else None
+
+    async def _sacct(self, selection: list[str]) -> list[dict[str, str]]:
+        sep = sp.Delimiters.fresh().field
+        argv = [
+            "sacct",
+            "-n",
+            "-P",
+            "-D",
+            f"--delimiter={sep}",
+            *selection,
+            "-o",
+            ",".join(facts.SACCT_FIELDS),
+        ]
+        result = await self._run(argv, what="sacct")
+        return sp.split_lines(result.stdout, sep, facts.SACCT_FIELDS)
+
+    # --- running -------------------------------------------------------------------------------
+
+    async def _run(
+        self,
+        argv: list[str],
+        *,
+        what: str,
+        env: Mapping[str, str] | None = None,
+        errors_in_output: bool = False,
+    ) -> Completed:
+        result = await self._runner(argv, input=None, env=env or self._env, timeout=self.timeout)
+        if failed(result, errors_in_output=errors_in_output):
+            raise_for(result, what)
+        return result
+
+
+# --- helpers -----------------------------------------------------------------------------------
+
+
+def sbatch_options(request: SubmitRequest) -> list[str]:
+    """sbatch's options for a run's job: output kept across requeues (`--open-mode=append`),
+    requeue allowed, the token in the comment, the worker's environment plus the request's."""
+    argv = [
+        "sbatch",
+        "--parsable",
+        f"--job-name={request.name}",
+        f"--nodes={request.nodes}",
+        f"--chdir={request.workdir}",
+        f"--comment={submission_comment(request.script, request.token)}",
+        "--open-mode=append",
+        "--requeue",
+        "--export=ALL",
+    ]
+    if request.excluded_nodes:
+        argv.append(f"--exclude={','.join(_checked_node(n) for n in request.excluded_nodes)}")
+    return argv
+
+
+def parse_parsable(stdout: str) -> str:
+    """`sbatch --parsable` prints `JOBID` or `JOBID;CLUSTER`."""
+    job_id = stdout.strip().splitlines()[-1].split(";")[0].strip() if stdout.strip() else ""
+    if not _JOB_ID.match(job_id):
+        raise SchedulerError(f"sbatch printed no job id: {stdout.strip()[:200]!r}")
+    return job_id
+
+
+def _request_env(env: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in env.items() if not k.startswith(_REQUEST_ENV_DROPPED)}
+
+
+def _updated(job: facts.SqueueJob, fields: dict[str, str]) -> facts.SqueueJob:
+    """squeue's row with the fresher scontrol facts (name, comment and paths stay squeue's:
+    scontrol's free text is not delimiter-safe)."""
+    if "JobState" not in fields:
+        return job
+    priority = sp.clean(fields.get("Priority", ""))
+    restarts = sp.parse_int(fields.get("Restarts", ""), job.restart_count)
+    reason = job.reason
+    if fields["JobState"] != job.raw_state or restarts != job.restart_count:
+        # scontrol -o writes the reason's spaces as underscores; squeue's words are exact but
+        # describe the earlier state.
+        reason = sp.clean(fields.get("Reason", "")).replace("_", " ")
+    return replace(
+        job,
+        raw_state=fields["JobState"],
+        reason=reason,
+        restart_count=restarts,
+        priority=int(priority) if priority.isdigit() else job.priority,
+        exit_text=fields.get("ExitCode", job.exit_text),
+        nodes=sp.expand_hostlist(fields.get("NodeList", "")),
+        batch_host=sp.clean(fields.get("BatchHost", job.batch_host)),
+        submitted_at=sp.parse_time(fields.get("SubmitTime", "")) or job.submitted_at,
+        started_at=sp.parse_time(fields.get("StartTime", "")),
+        ended_at=sp.parse_time(fields.get("EndTime", "")),
+        partition=sp.clean(fields.get("Partition", job.partition)),
+    )
+
+
+def _with_failed_nodes(obs: JobObservation, nodes: list[NodeInfo]) -> JobObservation:
+    if not facts.needs_failure_facts(obs.state):
+        return obs
+    return obs.model_copy(update={"failed_nodes": facts.failed_nodes(obs.nodes, nodes)})
+
+
+def _checked_id(job_id: str) -> str:
+    if not _JOB_ID.match(job_id):
+        raise JobNotFound(f"{job_id!r} is not a Slurm job id")
+    return job_id
+
+
+def _checked_node(node: str) -> str:
+    if not _NODE_NAME.match(node):
+        raise SchedulerError(f"{node!r} is not a node name")
+    return node
+
+
+def _checked_partition(partition: str) -> str:
+    if not _PARTITION.match(partition):
+        raise SchedulerError(f"{partition!r} is not a partition name")
+    return partition
+
+
+def _id_order(job_id: str) -> tuple[int, int]:
+    base, _, task = job_id.partition("_")
+    return int(base), int(task or 0)
