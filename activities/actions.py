@@ -21,6 +21,7 @@ from activities.schedulers.base import Scheduler
 from workflows.models import (
     Action,
     ActionKind,
+    AdoptInput,
     Attempt,
     CancelInput,
     JobActionInput,
@@ -69,6 +70,14 @@ class ActionActivities:
         return attempt_from(found, inp.attempt_index)
 
     @activity.defn
+    async def adopt_attempt(self, inp: AdoptInput) -> Attempt:
+        """The first attempt of a run whose job was submitted outside the workflow."""
+        obs = await self._observe_or_none(inp.job_id)
+        if obs is None:
+            raise PermanentActionError(f"job {inp.job_id} is not known to the scheduler", "JobNotFound")
+        return attempt_from(obs, 0)
+
+    @activity.defn
     async def record_advice(self, inp: RecordAdviceInput) -> RecordAdviceResult:
         advice = inp.advice
         log.info(
@@ -86,7 +95,7 @@ class ActionActivities:
 
     @activity.defn
     async def requeue_hold(self, inp: JobActionInput) -> Action:
-        obs = await self._observe_for_action(inp.job_id)
+        obs = await self._observe_for_action(inp.job_id, "NotRequeueable")
         if obs.restart_count > inp.restart_count:
             return self._done(inp, "requeue_hold", False, f"already requeued ({obs.restart_count})")
         with scheduler_errors():
@@ -139,7 +148,7 @@ class ActionActivities:
         while time.monotonic() < deadline:
             last = await self._observe_or_none(inp.job_id)
             activity.heartbeat(last.state if last else "unknown")
-            if last is not None and last.restart_count > inp.restart_count and last.started_at:
+            if last is not None and last.restart_count >= inp.successor_restart_count and last.started_at:
                 return _judge_successor(last, inp)
             await asyncio.sleep(inp.poll_seconds)
         where = f"{last.state} ({last.reason})" if last else "job unknown to the scheduler"
@@ -149,11 +158,11 @@ class ActionActivities:
             reason=f"successor not running after {inp.timeout_seconds:g}s: {where}",
         )
 
-    async def _observe_for_action(self, job_id: str) -> JobObservation:
+    async def _observe_for_action(self, job_id: str, missing: str = "JobNotFound") -> JobObservation:
         self._require_act()
         obs = await self._observe_or_none(job_id)
         if obs is None:
-            raise PermanentActionError(f"job {job_id} is no longer known to the scheduler")
+            raise PermanentActionError(f"job {job_id} is no longer known to the scheduler", missing)
         return obs
 
     async def _observe_or_none(self, job_id: str) -> JobObservation | None:

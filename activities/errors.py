@@ -12,14 +12,23 @@ from contextlib import contextmanager
 
 from temporalio.exceptions import ApplicationError
 
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.base import (
+    JobNotFound,
+    JobNotRequeueable,
+    SchedulerError,
+    SchedulerUnavailable,
+)
 
 
 class PermanentActionError(ApplicationError):
-    """The action cannot succeed however often it is tried (the job is gone, or refuses)."""
+    """The action cannot succeed however often it is tried (the job is gone, or refuses).
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, type="PermanentActionError", non_retryable=True)
+    `kind` is the error type the workflow sees: `JobNotFound` and `NotRequeueable` send a
+    restart down the resubmission path instead of giving up.
+    """
+
+    def __init__(self, message: str, kind: str = "PermanentActionError") -> None:
+        super().__init__(message, type=kind, non_retryable=True)
 
 
 @contextmanager
@@ -29,6 +38,8 @@ def scheduler_errors() -> Iterator[None]:
     except SchedulerUnavailable as e:
         raise ApplicationError(f"scheduler unavailable: {e}", type="SchedulerUnavailable") from e
     except JobNotFound as e:
-        raise PermanentActionError(f"job not found: {e}") from e
+        raise PermanentActionError(f"job not found: {e}", "JobNotFound") from e
+    except JobNotRequeueable as e:
+        raise PermanentActionError(f"job cannot be requeued: {e}", "NotRequeueable") from e
     except SchedulerError as e:
         raise ApplicationError(f"scheduler refused: {e}", type="SchedulerRefused") from e

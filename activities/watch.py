@@ -8,6 +8,7 @@ symptom whose evidence is what the scheduler reported.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import structlog
 from temporalio import activity
@@ -16,6 +17,7 @@ from activities.clock import utcnow
 from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
 from workflows.models import (
     Attempt,
+    AwaitRequeueInput,
     Evidence,
     JobObservation,
     JobState,
@@ -41,6 +43,20 @@ class WatchActivities:
             if obs is not None and attempt_over(obs, attempt):
                 return WatchResult(observation=obs, symptom=symptom_of(obs, attempt))
             await asyncio.sleep(inp.poll_seconds)
+
+    @activity.defn
+    async def await_requeue(self, inp: AwaitRequeueInput) -> JobObservation | None:
+        """Observe mode: the job's next attempt if something else runs it again in time."""
+        deadline = time.monotonic() + inp.timeout_seconds
+        while time.monotonic() < deadline:
+            obs = await self._look(inp.attempt)
+            activity.heartbeat(obs.state if obs else "scheduler unavailable")
+            if obs is not None and obs.restart_count > inp.attempt.restart_count:
+                return obs
+            if obs is not None and obs.state is JobState.UNKNOWN:
+                return None
+            await asyncio.sleep(inp.poll_seconds)
+        return None
 
     async def _look(self, attempt: Attempt) -> JobObservation | None:
         """The job now, UNKNOWN if the scheduler forgot it, None if the scheduler is away."""

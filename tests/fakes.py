@@ -2,7 +2,8 @@
 
 It runs the real workflow and the real activities; only the scheduler is scripted. Each job
 follows a list of outcomes, one per restart count: "complete", "fail:NODE", "node_fail:NODE",
-"cancelled" or "run" (stays running). Fidelity gaps against the local scheduler and Slurm:
+"cancelled", "requeued" (the scheduler restarts it by itself) or "run" (stays running).
+Jobs submitted after the first (resubmissions) follow `later` instead. Fidelity gaps against the local scheduler and Slurm:
 no processes, no output files, jobs start instantly on release, outcomes happen on the first
 observation after the job started, and there is no queueing for lack of nodes beyond a
 simple count.
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from activities.schedulers.base import JobNotFound, SchedulerError
+from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError
 from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 
@@ -23,7 +24,11 @@ def _now() -> datetime:
 class ScriptedScheduler:
     name = "fake"
 
-    def __init__(self, outcomes: list[str], nodes: int = 4) -> None:
+    def __init__(
+        self, outcomes: list[str], nodes: int = 4, requeueable: bool = True, later: list[str] | None = None
+    ) -> None:
+        self.requeueable = requeueable
+        self.later = later or ["complete"]
         self.outcomes = outcomes
         self.node_names = [f"node{i}" for i in range(1, nodes + 1)]
         self.jobs: dict[str, JobObservation] = {}
@@ -34,7 +39,10 @@ class ScriptedScheduler:
     async def submit(self, request: SubmitRequest) -> JobObservation:
         self.submits += 1
         job_id = str(100 + self.submits)
-        obs = JobObservation(job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token)
+        obs = JobObservation(
+            job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token,
+            excluded_nodes=list(request.excluded_nodes),
+        )  # fmt: skip
         self.sizes[job_id] = request.nodes
         self.jobs[job_id] = self._start(obs, request.nodes)
         self.calls.append(("submit", job_id))
@@ -51,6 +59,8 @@ class ScriptedScheduler:
 
     async def requeue_hold(self, job_id: str) -> None:
         job = self._job(job_id)
+        if not self.requeueable:
+            raise JobNotRequeueable("Requeue of JobId is presently disabled")
         if job.state is JobState.PENDING:
             raise SchedulerError("requeuehold refused on a pending job")
         self.calls.append(("requeue_hold", job_id))
@@ -97,7 +107,8 @@ class ScriptedScheduler:
         job = self.jobs[job_id]
         if job.state is not JobState.RUNNING:
             return
-        outcome = self.outcomes[min(job.restart_count, len(self.outcomes) - 1)]
+        plan = self.outcomes if job_id == "101" else self.later
+        outcome = plan[min(job.restart_count, len(plan) - 1)]
         kind, _, node = outcome.partition(":")
         ended = {"ended_at": _now()}
         if kind == "complete":
@@ -109,6 +120,8 @@ class ScriptedScheduler:
             update = {"state": JobState.NODE_FAIL, "failed_nodes": [node], **ended}
         elif kind == "cancelled":
             update = {"state": JobState.CANCELLED, **ended}
+        elif kind == "requeued":  # the scheduler requeued it by itself (Slurm on NODE_FAIL)
+            update = {"restart_count": job.restart_count + 1, "started_at": _now()}
         else:
             return
         self.jobs[job_id] = job.model_copy(update=update)

@@ -31,15 +31,18 @@ def make_scheduler(name: str) -> Scheduler:
 
 def activities_for(scheduler: Scheduler, mode: str) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, mode)
+    watch = WatchActivities(scheduler)
     return [
         actions.submit_attempt,
+        actions.adopt_attempt,
         actions.record_advice,
         actions.requeue_hold,
         actions.set_excluded_nodes,
         actions.release,
         actions.cancel_job,
         actions.verify_successor,
-        WatchActivities(scheduler).watch_attempt,
+        watch.watch_attempt,
+        watch.await_requeue,
         DiagnoseActivities(scheduler).diagnose,
     ]
 

@@ -159,6 +159,7 @@ class RunSpec(Model):
     env: dict[str, str] = Field(default_factory=dict)
     submitted_at: datetime
     tuning: Tuning = Field(default_factory=lambda: Tuning())
+    adopt_job_id: str | None = None  # a job already submitted (sbatch, opt-in), instead of submitting
 
 
 class Attempt(Model):
@@ -303,6 +304,20 @@ class WatchInput(Model):
     poll_seconds: float
 
 
+class AdoptInput(Model):
+    run_id: str
+    job_id: str
+
+
+class AwaitRequeueInput(Model):
+    """Observe mode: wait, bounded, for someone else (Slurm, an operator) to run the job again."""
+
+    run_id: str
+    attempt: Attempt
+    timeout_seconds: float
+    poll_seconds: float
+
+
 class WatchResult(Model):
     observation: JobObservation
     symptom: Symptom | None = None
@@ -331,9 +346,11 @@ class JobActionInput(Model):
 
 
 class VerifyInput(Model):
+    """Wait for `job_id` to run at `successor_restart_count` (or later) off the excluded nodes."""
+
     run_id: str
     job_id: str
-    restart_count: int
+    successor_restart_count: int
     excluded_nodes: list[str]
     timeout_seconds: float
     poll_seconds: float

@@ -15,7 +15,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy, SearchAttributeUpdate
-from temporalio.exceptions import ActivityError, TemporalError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
@@ -26,8 +26,10 @@ with workflow.unsafe.imports_passed_through():
     from workflows.decide import DecisionInput, decide
     from workflows.models import (
         Action,
+        AdoptInput,
         Advice,
         Attempt,
+        AwaitRequeueInput,
         CancelInput,
         CancelRequest,
         DiagnoseInput,
@@ -48,6 +50,8 @@ with workflow.unsafe.imports_passed_through():
     from workflows.status import build_status, public_state
 
 FOREVER = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
+# Errors of requeue_hold after which a restart resubmits the script as a new job.
+RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
 BOUNDED = RetryPolicy(
     initial_interval=timedelta(seconds=1),
     maximum_interval=timedelta(seconds=30),
@@ -91,7 +95,7 @@ class TrainingRun:
     async def run(self, inp: RunInput) -> RunStatus:
         try:
             if not self.rec.attempts:
-                await self._submit()
+                await self._first_attempt()
             while self.rec.state not in (RunState.COMPLETED, RunState.GAVE_UP, RunState.CANCELLED):
                 if self._history_full():
                     await self._continue_as_new()
@@ -102,7 +106,21 @@ class TrainingRun:
             raise
         return self.status()
 
-    async def _submit(self) -> None:
+    async def _first_attempt(self) -> None:
+        if self.spec.adopt_job_id is not None:
+            attempt = await workflow.execute_activity_method(
+                ActionActivities.adopt_attempt,
+                AdoptInput(run_id=self.spec.run_id, job_id=self.spec.adopt_job_id),
+                start_to_close_timeout=self._quick(),
+                retry_policy=FOREVER,
+            )
+        else:
+            attempt = await self._submit(0, [])
+        self.rec.attempts.append(attempt)
+        self._set_state(RunState.RUNNING)
+
+    async def _submit(self, index: int, excluded: list[str]) -> Attempt:
+        """Submit the run's script as attempt `index`; the token makes a retry find its job."""
         spec = self.spec
         request = SubmitRequest(
             script=spec.script,
@@ -110,17 +128,17 @@ class TrainingRun:
             name=spec.name,
             nodes=spec.nodes,
             workdir=spec.workdir,
-            token=f"recovery:{spec.run_id}:0",
+            token=f"recovery:{spec.run_id}:{index}",
+            excluded_nodes=excluded,
             env=spec.env,
         )
-        attempt = await workflow.execute_activity_method(
+        attempt: Attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,
-            SubmitInput(run_id=spec.run_id, attempt_index=0, request=request),
+            SubmitInput(run_id=spec.run_id, attempt_index=index, request=request),
             start_to_close_timeout=self._quick(),
-            retry_policy=FOREVER,
+            retry_policy=BOUNDED if index else FOREVER,
         )
-        self.rec.attempts.append(attempt)
-        self._set_state(RunState.RUNNING)
+        return attempt
 
     async def _follow(self, attempt: Attempt) -> None:
         """Watch one attempt to its end, then complete the run or recover it."""
@@ -160,15 +178,19 @@ class TrainingRun:
         self.rec.symptoms.append(symptom)
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
-        advice = await self._advise(attempt, result)
+        advice, act = await self._advise(attempt, result)
         if advice.operation != "restart":
             self._resolve(advice, "converged", "run stopped as advised")
             self._finish(RunState.GAVE_UP, advice.explanation)
             return
+        if not act:
+            await self._observe_only(attempt, advice)
+            return
         if await self._wait_to_act(advice):
             await self._restart(attempt, advice)
 
-    async def _advise(self, attempt: Attempt, result: WatchResult) -> Advice:
+    async def _advise(self, attempt: Attempt, result: WatchResult) -> tuple[Advice, bool]:
+        """Diagnose, decide and record; returns the advice and whether this worker acts on it."""
         assert result.symptom is not None
         found = await workflow.execute_activity_method(
             DiagnoseActivities.diagnose,
@@ -200,11 +222,28 @@ class TrainingRun:
             retry_policy=FOREVER,
         )
         self._milestone("advice_recorded", workflow.now(), attempt.index)
-        if not recorded.act and advice.operation == "restart":
-            advice = advice.model_copy(update={"operation": "give_up"})
-            self.rec.advice[-1] = advice
-            self._resolve(advice, "abandoned", "observe mode: advice recorded, not carried out")
-        return advice
+        return advice, recorded.act
+
+    async def _observe_only(self, attempt: Attempt, advice: Advice) -> None:
+        """Observe mode: nothing is carried out; follow the job if someone else runs it again."""
+        self._resolve(advice, "abandoned", "observe mode: recorded, not carried out")
+        obs = await workflow.execute_activity_method(
+            WatchActivities.await_requeue,
+            AwaitRequeueInput(
+                run_id=self.spec.run_id,
+                attempt=attempt,
+                timeout_seconds=self.tuning.verify_timeout_seconds,
+                poll_seconds=self.tuning.poll_seconds,
+            ),
+            start_to_close_timeout=timedelta(seconds=self.tuning.verify_timeout_seconds + 60),
+            heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+            retry_policy=FOREVER,
+        )
+        if obs is None:
+            self._finish(RunState.GAVE_UP, "observe mode: advice recorded; the job did not run again")
+            return
+        self.rec.attempts.append(attempt_from(obs, attempt.index + 1))
+        self._set_state(RunState.RUNNING)
 
     async def _wait_to_act(self, advice: Advice) -> bool:
         """Wait out pause and backoff; False if the run was cancelled meanwhile."""
@@ -221,7 +260,7 @@ class TrainingRun:
         return True
 
     async def _restart(self, attempt: Attempt, advice: Advice) -> None:
-        """requeue-hold, set exclusions, release, then verify the successor runs."""
+        """requeue-hold, set exclusions, release; or resubmit when the job cannot be requeued."""
         step = JobActionInput(
             run_id=self.spec.run_id,
             advice_generation=advice.generation,
@@ -230,28 +269,61 @@ class TrainingRun:
             excluded_nodes=advice.excluded_nodes,
         )
         try:
-            for activity_method in (
-                ActionActivities.requeue_hold,
-                ActionActivities.set_excluded_nodes,
-                ActionActivities.release,
-            ):
-                self._record_action(await self._act(activity_method, step), attempt.index)
+            self._record_action(await self._act(ActionActivities.requeue_hold, step), attempt.index)
         except ActivityError as e:
-            reason = f"could not carry out the restart: {_cause(e)}"
-            self._resolve(advice, "abandoned", reason)
-            self._finish(RunState.GAVE_UP, reason)
+            if _error_type(e) in RESUBMIT_WHEN:
+                await self._resubmit(attempt, advice, _cause(e))
+            else:
+                self._abandon_restart(advice, e)
             return
-        self._mark_acted(advice)
-        self.rec.excluded_nodes = list(advice.excluded_nodes)
-        self.rec.restarts_done += 1
+        try:
+            for method in (ActionActivities.set_excluded_nodes, ActionActivities.release):
+                self._record_action(await self._act(method, step), attempt.index)
+        except ActivityError as e:
+            self._abandon_restart(advice, e)
+            return
         successor = Attempt(
             index=attempt.index + 1,
             job_id=attempt.job_id,
             restart_count=attempt.restart_count + 1,
             excluded_nodes=advice.excluded_nodes,
         )
+        await self._start_successor(attempt, successor, advice)
+
+    async def _resubmit(self, attempt: Attempt, advice: Advice, why: str) -> None:
+        """A job that cannot be requeued (purged, --no-requeue) continues as a new job."""
+        if not self.spec.script:
+            self._abandon_restart(advice, f"cannot resubmit ({why}): the batch script was not captured")
+            return
+        try:
+            successor = await self._submit(attempt.index + 1, advice.excluded_nodes)
+        except ActivityError as e:
+            self._abandon_restart(advice, e)
+            return
+        detail = f"resubmitted as job {successor.job_id} ({why})"
+        action = Action(
+            advice_generation=advice.generation,
+            kind="submit",
+            job_id=successor.job_id,
+            at=workflow.now(),
+            changed=True,
+            detail=detail,
+        )
+        self._record_action(action, attempt.index)
+        await self._start_successor(attempt, successor, advice)
+
+    async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
+        self._mark_acted(advice)
+        self.rec.excluded_nodes = list(advice.excluded_nodes)
+        self.rec.restarts_done += 1
         self.rec.attempts.append(successor)
-        await self._verify(attempt, successor, advice)
+        await self._verify(failed, successor, advice)
+
+    def _abandon_restart(self, advice: Advice, error: ActivityError | str) -> None:
+        why = _cause(error) if isinstance(error, ActivityError) else error
+        reason = f"could not carry out the restart: {why}"
+        self._resolve(advice, "abandoned", reason)
+        self._finish(RunState.GAVE_UP, reason)
 
     async def _act(self, method: Any, step: JobActionInput) -> Action:
         result: Action = await workflow.execute_activity_method(
@@ -268,7 +340,7 @@ class TrainingRun:
             VerifyInput(
                 run_id=self.spec.run_id,
                 job_id=successor.job_id,
-                restart_count=failed.restart_count,
+                successor_restart_count=successor.restart_count,
                 excluded_nodes=advice.excluded_nodes,
                 timeout_seconds=self.tuning.verify_timeout_seconds,
                 poll_seconds=self.tuning.poll_seconds,
@@ -375,6 +447,11 @@ class TrainingRun:
         if changed:
             workflow.upsert_search_attributes(changed)
             self._published.update({u.key.name: u.value for u in changed})
+
+
+def _error_type(error: ActivityError) -> str | None:
+    cause = error.cause
+    return cause.type if isinstance(cause, ApplicationError) else None
 
 
 def _cause(error: ActivityError) -> str:

@@ -31,6 +31,10 @@ class JobNotFound(SchedulerError):
     """The scheduler has no record of the job (never existed, or purged)."""
 
 
+class JobNotRequeueable(SchedulerError):
+    """The job cannot be requeued (submitted with --no-requeue, or requeue disabled): resubmit."""
+
+
 class Scheduler(Protocol):
     name: str
 

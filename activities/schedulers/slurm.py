@@ -17,7 +17,6 @@ Every command is an argument list, never a shell, with a timeout; errors are cla
 
 from __future__ import annotations
 
-import asyncio
 import os
 import pwd
 import re
@@ -55,19 +54,17 @@ class SlurmScheduler:
         *,
         timeout: float = 30.0,
         runner: Runner | None = None,
-        detail_concurrency: int = 8,
         find_window: str = "now-7days",
         env: Mapping[str, str] | None = None,
     ) -> None:
         """`conf`: slurm.conf to use (default: `SLURM_CONF` from the environment, else Slurm's
         own default). `timeout`: seconds per command (a down slurmctld makes commands retry for
         about 10-20 s before they give up). `runner`: runs one command (tests count calls with
-        it). `detail_concurrency`: `scontrol show job` calls in flight at once. `find_window`:
+        it). `find_window`:
         how far back `find` looks in accounting. `env`: the base environment (default the
         worker's)."""
         self.conf = conf or (env or os.environ).get("SLURM_CONF")
         self.timeout = timeout
-        self.detail_concurrency = max(1, detail_concurrency)
         self.find_window = find_window
         self._runner: Runner = runner or run_process
         self._env = slurm_env(self.conf, env)
@@ -111,12 +108,7 @@ class SlurmScheduler:
         ids = list(dict.fromkeys(j for j in job_ids if _JOB_ID.match(j)))
         if not ids:
             return {}
-        try:
-            jobs = await self._squeue(["-j", ",".join(ids)])
-        except JobNotFound:  # squeue -j with one unknown id fails; with several it lists the rest
-            jobs = []
-        listed = [j for j in jobs if j.job_id in ids]
-        result = await self._complete(listed, fresh=fresh)
+        result = await self._complete(await self._squeue_ids(ids), fresh=fresh)
         missing = [i for i in ids if i not in result]
         if missing:
             result.update(await self._from_accounting(missing))
@@ -176,9 +168,20 @@ class SlurmScheduler:
         result = await self._run(argv, what="squeue")
         return [facts.squeue_job(row) for row in sp.split_records(result.stdout, delims, facts.SQUEUE_FIELDS)]
 
+    async def _squeue_ids(self, ids: list[str]) -> list[facts.SqueueJob]:
+        try:
+            jobs = await self._squeue(["-j", ",".join(ids)])
+        except JobNotFound:  # squeue -j with one unknown id fails; with several it lists the rest
+            return []
+        return [job for job in jobs if job.job_id in ids]
+
     async def _complete(self, jobs: list[facts.SqueueJob], *, fresh: bool) -> dict[str, JobObservation]:
         """Observations for squeue rows: exclusions, and for failed jobs steps and node states."""
-        detailed = await self._with_exclusions(jobs, fresh)
+        return await self._complete_with(await self._with_exclusions(jobs, fresh))
+
+    async def _complete_with(
+        self, detailed: list[tuple[facts.SqueueJob, list[str]]]
+    ) -> dict[str, JobObservation]:
         failing = [job for job, _ in detailed if facts.needs_failure_facts(job.state[0])]
         tasks = await self._tasks(failing) if failing else {}
         node_list = await self.nodes() if failing else []
@@ -192,32 +195,50 @@ class SlurmScheduler:
     async def _with_exclusions(
         self, jobs: list[facts.SqueueJob], fresh: bool
     ) -> list[tuple[facts.SqueueJob, list[str]]]:
-        limit = asyncio.Semaphore(self.detail_concurrency)
-
-        async def one(job: facts.SqueueJob) -> tuple[facts.SqueueJob, list[str]]:
+        """Each job with its exclusion list: remembered where Slurm cannot have changed it
+        (`SqueueJob.exclusion_key`), the rest read with one more squeue call for all of them."""
+        known: dict[str, list[str]] = {}
+        for job in jobs:
             key = job.exclusion_key
             if not fresh and key is not None and key in self._exclusions:
-                return job, self._exclusions[key]
-            async with limit:
-                return await self._detail(job)
+                known[job.job_id] = self._exclusions[key]
+        missing = [job for job in jobs if job.job_id not in known]
+        if missing:
+            read = await self._exclusion_lists([job.job_id for job in missing])
+            for job in missing:
+                known[job.job_id] = read.get(job.job_id, [])
+                if job.exclusion_key is not None:
+                    self._remember(job.exclusion_key, known[job.job_id])
+        return [(job, known[job.job_id]) for job in jobs]
 
-        return list(await asyncio.gather(*(one(job) for job in jobs)))
-
-    async def _detail(self, job: facts.SqueueJob) -> tuple[facts.SqueueJob, list[str]]:
-        """The job per `scontrol show job`, the later of the two reads: if it moved on since
-        squeue (a requeue in between), its state and restart count win."""
+    async def _exclusion_lists(self, job_ids: list[str]) -> dict[str, list[str]]:
+        """`squeue -o '%A %x'`: the one format with the exclusion list (`-O` has none)."""
+        delims = sp.Delimiters.fresh()
+        fmt = f"%A{delims.field}%x{delims.record}"
+        argv = ["squeue", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", fmt]
         try:
-            result = await self._run(
-                ["scontrol", "show", "job", "-o", job.job_id], what=f"show job {job.job_id}"
-            )
-        except JobNotFound:  # purged between the two calls: squeue's row is all there is
-            return job, []
-        fields = sp.parse_scontrol_job(result.stdout, name=job.name)
-        job = _updated(job, fields)
+            result = await self._run(argv, what="squeue")
+        except JobNotFound:  # gone since the first read: nothing excluded any more
+            return {}
+        rows = sp.split_records(result.stdout, delims, ["JobID", "ExcNodeList"])
+        return {row["JobID"].strip(): sp.expand_hostlist(row["ExcNodeList"]) for row in rows}
+
+    async def detail(self, job_id: str) -> JobObservation | None:
+        """One job, complete and fresh, from `scontrol show job -o` (with squeue for its exact
+        name and comment): for the moment right before an action. None if Slurm forgot it."""
+        jobs = await self._squeue_ids([_checked_id(job_id)])
+        if not jobs:
+            return (await self._from_accounting([job_id])).get(job_id)
+        try:
+            result = await self._run(["scontrol", "show", "job", "-o", job_id], what=f"show job {job_id}")
+        except JobNotFound:  # purged between the two reads: squeue's row is the last word
+            return (await self._complete(jobs, fresh=True))[job_id]
+        fields = sp.parse_scontrol_job(result.stdout, name=jobs[0].name)
+        job = _updated(jobs[0], fields)
         excluded = facts.excluded_from_scontrol(fields)
         if job.exclusion_key is not None:
             self._remember(job.exclusion_key, excluded)
-        return job, excluded
+        return (await self._complete_with([(job, excluded)]))[job_id]
 
     def _remember(self, key: tuple[object, ...], excluded: list[str]) -> None:
         self._exclusions[key] = excluded

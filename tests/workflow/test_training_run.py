@@ -23,10 +23,10 @@ from workflows.policy import Backoff, Policy
 
 @asynccontextmanager
 async def running(
-    env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec
+    env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec, mode: str = "act"
 ) -> AsyncIterator[WorkflowHandle[object, RunStatus]]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(env.client, scheduler, "act", task_queue=queue):
+    async with build_worker(env.client, scheduler, mode, task_queue=queue):
         handle = await env.client.start_workflow(
             "TrainingRun",
             RunInput(spec=spec),
@@ -183,3 +183,40 @@ async def test_continue_as_new_keeps_the_whole_record(skipping_env: WorkflowEnvi
     assert scheduler.submits == 1
     last = history.events[-1]
     assert last.HasField("workflow_execution_continued_as_new_event_attributes")
+
+
+async def test_job_that_cannot_be_requeued_is_resubmitted_into_the_same_run(
+    skipping_env: WorkflowEnvironment,
+) -> None:
+    scheduler = ScriptedScheduler(["fail:node2"], requeueable=False, later=["complete"])
+    async with running(skipping_env, scheduler, make_spec()) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert [a.job_id for a in status.attempts] == ["101", "102"]
+    assert "node2" not in status.attempts[1].nodes
+    (advice,) = status.advice
+    assert advice.status == "converged" and advice.acted
+    submit = [a for a in status.actions if a.kind == "submit"]
+    assert len(submit) == 1 and "resubmitted as job 102" in submit[0].detail
+    assert scheduler.submits == 2
+
+
+async def test_observe_mode_records_advice_and_changes_nothing(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node2"])
+    async with running(skipping_env, scheduler, make_spec(), mode="observe") as handle:
+        status = await handle.result()
+    assert [c[0] for c in scheduler.calls] == ["submit"]
+    (advice,) = status.advice
+    assert advice.operation == "restart" and advice.excluded_nodes == ["node2"]
+    assert advice.acted is False and advice.status == "abandoned"
+    assert status.run.state == "gave_up"
+
+
+async def test_observe_mode_follows_a_job_the_scheduler_requeues(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["requeued", "complete"])
+    async with running(skipping_env, scheduler, make_spec(), mode="observe") as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert [a.restart_count for a in status.attempts] == [0, 1]
+    assert status.advice[0].acted is False
+    assert [c[0] for c in scheduler.calls] == ["submit"]
