@@ -18,6 +18,7 @@ from workflows.models import (
     ImplicatedNode,
     JobObservation,
     JobState,
+    NodeInfo,
 )
 
 _UNUSABLE = ("down", "drain", "fail", "not_responding")
@@ -31,10 +32,33 @@ class DiagnoseActivities:
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
         with scheduler_errors():
             nodes = await self.scheduler.nodes()
-        usable = [n.name for n in nodes if not any(u in n.state.lower() for u in _UNUSABLE)]
+        usable = [n.name for n in nodes if not unusable(n)]
         diagnosis = from_scheduler_facts(inp.observation, inp.attempt.index)
+        diagnosis = with_node_facts(diagnosis, inp.observation, nodes)
         diagnosis.evidence = inp.symptom.evidence
         return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable)
+
+
+def unusable(node: NodeInfo) -> bool:
+    """Down, drained, failing or not responding (Slurm marks the last with a `*`)."""
+    state = node.state.lower()
+    return state.endswith("*") or any(word in state for word in _UNUSABLE)
+
+
+def with_node_facts(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeInfo]) -> Diagnosis:
+    """Nodes of the allocation that the scheduler reports unhealthy are implicated, with its reason."""
+    known = set(diagnosis.implicated_nodes)
+    extra = [
+        ImplicatedNode(
+            node=n.name, reason=f"the scheduler reports it {n.state}" + (f": {n.reason}" if n.reason else "")
+        )
+        for n in nodes
+        if n.name in obs.nodes and n.name not in known and unusable(n)
+    ]
+    if not extra:
+        return diagnosis
+    category = "hardware" if diagnosis.category == "unknown" else diagnosis.category
+    return diagnosis.model_copy(update={"implicated": [*diagnosis.implicated, *extra], "category": category})
 
 
 def from_scheduler_facts(obs: JobObservation, attempt_index: int) -> Diagnosis:
