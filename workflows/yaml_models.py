@@ -1,0 +1,72 @@
+"""YAML files into validated pydantic models, with errors that name file, line and key.
+
+Shared by policy files and the worker's config file: one line says what is wrong, so a
+malformed file changes nothing and the person can fix it at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class YamlModelError(ValueError):
+    """A file that cannot be used; the message is one line naming file, line and key."""
+
+
+def read_text(path: str, what: str, error: type[YamlModelError] = YamlModelError) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"{path}: cannot read {what} file: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: cannot read {what} file: not UTF-8 text") from None
+
+
+def parse_model(
+    text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError
+) -> M:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{source}:{mark.line + 1}" if mark else source
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise error(f"{where}: not valid YAML: {problem}") from None
+    if root is None:
+        raise error(f"{source}: the {what} is empty")
+    if not isinstance(root, yaml.MappingNode):
+        raise error(f"{source}:{root.start_mark.line + 1}: a {what} must be a mapping of keys")
+    lines: dict[tuple[str, ...], int] = {}
+    _key_lines(root, (), lines)
+    try:
+        return model.model_validate(yaml.safe_load(text))
+    except ValidationError as e:
+        raise error(_describe(e, source, lines)) from None
+
+
+def _key_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
+    """Remember the line of every mapping key, so errors can point at it."""
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = (*path, str(key_node.value))
+            lines[key] = key_node.start_mark.line + 1
+            _key_lines(value_node, key, lines)
+
+
+def _describe(error: ValidationError, source: str, lines: dict[tuple[str, ...], int]) -> str:
+    first = error.errors()[0]
+    path = tuple(str(p) for p in first["loc"])
+    line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
+    where = f"{source}:{line}" if line else source
+    key = ".".join(path) or "(top level)"
+    if first["type"] == "extra_forbidden":
+        return f"{where}: unknown key {key!r}"
+    if first["type"] == "missing":
+        return f"{where}: missing key {key!r}"
+    return f"{where}: key {key!r}: {first['msg']}"
