@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from activities.schedulers.base import SchedulerError
 from worker import cli_cluster, cli_diagnose, settings
+from worker.config import ConfigError
 from worker.devserver import DevServer, DevServerError
 from worker.runs import RunError
 from worker.submit import SubmitError
@@ -123,14 +124,19 @@ def cmd_signal(args: argparse.Namespace) -> int:
 
 def cmd_worker(args: argparse.Namespace) -> int:
     from worker import logs
+    from worker.config import load_config
     from worker.run_worker import make_scheduler, serve
 
+    config = load_config(args.config or (str(p) if (p := settings.config_path()) else None))
+    overrides = {"scheduler": args.scheduler, "mode": args.mode, "metrics": args.metrics}
+    if args.partitions is not None:
+        overrides["partitions"] = [p for p in args.partitions.split(",") if p]
+    config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     logs.configure()
-    mode = args.mode or ("act" if args.scheduler == "local" else "observe")
-    scheduler = make_scheduler(args.scheduler)
+    scheduler = make_scheduler(config)
 
     async def go() -> int:
-        await serve(await connect(), scheduler, mode)
+        await serve(await connect(metrics=config.metrics), scheduler, config)
         return 0
 
     return run_async(go())
@@ -198,8 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_signal)
 
     p = sub.add_parser("worker", help="run a worker (foreground)")
-    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
-    p.add_argument("--mode", choices=["observe", "act"])
+    p.add_argument("--scheduler", choices=["local", "slurm"])
+    p.add_argument("--mode", choices=["observe", "act"], help="default: act on local, observe on Slurm")
+    p.add_argument("--partitions", metavar="P1,P2", help="manage opted-in jobs only in these partitions")
+    p.add_argument("--metrics", metavar="HOST:PORT", help="serve Prometheus metrics here")
+    p.add_argument("--config", metavar="FILE", help="worker config (YAML); also RECOVERY_CONFIG")
     p.set_defaults(func=cmd_worker)
 
     p = sub.add_parser("dev-server", help="the embedded Temporal dev server")
@@ -228,6 +237,7 @@ def dispatch(argv: list[str] | None = None) -> int:
         TemporalUnavailable,
         DevServerError,
         PolicyError,
+        ConfigError,
         SubmitError,
         RunError,
         SchedulerError,

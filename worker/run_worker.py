@@ -16,17 +16,18 @@ from activities.diagnose import DiagnoseActivities
 from activities.schedulers.base import Scheduler
 from activities.watch import WatchActivities
 from worker import settings
+from worker.config import WorkerConfig
 from workflows.training_run import TrainingRun
 
 log = structlog.get_logger("recovery.worker")
 
 
-def make_scheduler(name: str) -> Scheduler:
-    if name == "local":
+def make_scheduler(config: WorkerConfig) -> Scheduler:
+    if config.scheduler == "local":
         from activities.schedulers.local import LocalScheduler
 
         return LocalScheduler()
-    raise ValueError(f"unknown scheduler {name!r}")
+    raise ValueError(f"unknown scheduler {config.scheduler!r}")
 
 
 def activities_for(scheduler: Scheduler, mode: str) -> list[Callable[..., Any]]:
@@ -57,8 +58,9 @@ def build_worker(client: Client, scheduler: Scheduler, mode: str, task_queue: st
     )
 
 
-async def serve(client: Client, scheduler: Scheduler, mode: str) -> None:
+async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
+    mode = config.effective_mode
     worker = build_worker(client, scheduler, mode)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from worker.config import ConfigError, WorkerConfig, load_config
+
+
+def test_defaults_follow_the_scheduler() -> None:
+    assert WorkerConfig().effective_mode == "act"
+    assert WorkerConfig(scheduler="slurm").effective_mode == "observe"
+
+
+def test_partitions_narrow_to_observe_only() -> None:
+    config = WorkerConfig(
+        scheduler="slurm", mode="act", partitions=["gpu", "debug"], observe_partitions=["gpu"]
+    )
+    assert config.mode_for("gpu") == "observe" and config.mode_for("debug") == "act"
+    assert config.manages("debug") and not config.manages("cpu")
+    assert WorkerConfig(mode="observe").mode_for("debug") == "observe"
+
+
+def test_file(tmp_path: Path) -> None:
+    path = tmp_path / "worker.yaml"
+    path.write_text("scheduler: slurm\nmode: act\npartitions: [gpu]\ndiscovery: {interval: 1m}\n")
+    config = load_config(str(path))
+    assert config.partitions == ["gpu"] and config.discovery.interval == timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("scheduler: pbs\n", ":1: key 'scheduler'"),
+        ("slurm:\n  backend: rest\n  tokn: x\n", ":3: unknown key 'slurm.tokn'"),
+        ("mode: yes\n", ":1: key 'mode'"),
+    ],
+)
+def test_errors(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "worker.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        load_config(str(path))
+
+
+def test_missing_file() -> None:
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        load_config("/nonexistent/worker.yaml")

@@ -1,0 +1,67 @@
+"""The worker's config file (`--config FILE` or RECOVERY_CONFIG): YAML, validated, one-line errors.
+
+Command-line flags override the file; the file overrides the defaults here.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workflows.policy import Duration
+from workflows.yaml_models import YamlModelError, parse_model, read_text
+
+Mode = Literal["act", "observe"]
+
+
+class ConfigError(YamlModelError):
+    pass
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class SlurmConfig(_Section):
+    backend: Literal["commands", "rest"] = "commands"
+    conf: str | None = None  # SLURM_CONF for the commands; default: Slurm's own lookup
+    cluster: str | None = None  # the name in run ids; default: ClusterName from Slurm
+    restd_socket: str | None = None  # slurmrestd on a unix socket (rest_auth/local)
+    restd_url: str | None = None  # or over HTTP, with a JWT read from token_file
+    token_file: str | None = None
+
+
+class DiscoveryConfig(_Section):
+    enabled: bool = True
+    interval: Duration = timedelta(seconds=30)
+
+
+class WorkerConfig(_Section):
+    scheduler: Literal["local", "slurm"] = "local"
+    mode: Mode | None = None  # default: act on the local scheduler, observe on Slurm
+    partitions: list[str] | None = None  # manage opted-in jobs in these partitions only
+    observe_partitions: list[str] = Field(default_factory=list)  # narrow `act` to observe here
+    metrics: str | None = None  # HOST:PORT for Prometheus
+    slurm: SlurmConfig = SlurmConfig()
+    discovery: DiscoveryConfig = DiscoveryConfig()
+
+    @property
+    def effective_mode(self) -> Mode:
+        return self.mode or ("act" if self.scheduler == "local" else "observe")
+
+    def mode_for(self, partition: str | None) -> Mode:
+        """A worker in act mode may be narrowed to observe per partition, never the reverse."""
+        if partition is not None and partition in self.observe_partitions:
+            return "observe"
+        return self.effective_mode
+
+    def manages(self, partition: str | None) -> bool:
+        return self.partitions is None or partition in self.partitions
+
+
+def load_config(path: str | None) -> WorkerConfig:
+    if path is None:
+        return WorkerConfig()
+    return parse_model(read_text(path, "config", ConfigError), path, WorkerConfig, "config", ConfigError)
