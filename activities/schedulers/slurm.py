@@ -115,7 +115,8 @@ class SlurmScheduler:
         return result
 
     async def requeue_hold(self, job_id: str) -> None:
-        await self._run(["scontrol", "requeuehold", _checked_id(job_id)], what=f"requeuehold {job_id}")
+        argv = ["scontrol", "requeuehold", _checked_id(job_id)]
+        await self._run(argv, what=f"requeuehold {job_id}", requeue=True)
 
     async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
         # An empty value clears the list (22.05 accepts `ExcNodeList=`).
@@ -304,10 +305,11 @@ class SlurmScheduler:
         what: str,
         env: Mapping[str, str] | None = None,
         errors_in_output: bool = False,
+        requeue: bool = False,
     ) -> Completed:
         result = await self._runner(argv, input=None, env=env or self._env, timeout=self.timeout)
         if failed(result, errors_in_output=errors_in_output):
-            raise_for(result, what)
+            raise_for(result, what, requeue=requeue)
         return result
 
 

@@ -11,6 +11,8 @@ Classification (`raise_for`), from the words Slurm prints:
   transmitted", "Connection refused", ...). 22.05's `scontrol requeuehold` says only "Unexpected
   message received" when slurmctld is down, so that counts as unavailable too.
 - JobNotFound: "Invalid job id specified".
+- JobNotRequeueable, for requeue commands only: "Requested operation is presently disabled"
+  (a --no-requeue job), "Only batch jobs are accepted" (an salloc/srun job).
 - SchedulerError: anything else Slurm refused, with Slurm's own message on one line.
 """
 
@@ -22,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
 
 UNAVAILABLE_MARKERS = (
     "unable to contact slurm controller",
@@ -42,6 +44,9 @@ UNAVAILABLE_MARKERS = (
     "slurmctld is down",
 )
 NOT_FOUND_MARKERS = ("invalid job id specified", "invalid job id")
+# What `scontrol requeue[hold]` says of a job submitted with --no-requeue (or on a cluster with
+# JobRequeue=0 and no --requeue), and of a job that is not a batch job.
+NOT_REQUEUEABLE_MARKERS = ("requested operation is presently disabled", "only batch jobs are accepted")
 
 # Variables that change what Slurm's client commands print or which jobs they list. The worker's
 # environment may hold them for a person's convenience; the parsers need Slurm's defaults.
@@ -132,14 +137,17 @@ def failed(result: Completed, *, errors_in_output: bool = False) -> bool:
     return errors_in_output and any(" error: " in f" {line}" for line in result.stderr.splitlines())
 
 
-def raise_for(result: Completed, what: str) -> None:
-    """Raise the scheduler error that `result`'s failure means. `what` says which call failed."""
+def raise_for(result: Completed, what: str, *, requeue: bool = False) -> None:
+    """Raise the scheduler error that `result`'s failure means. `what` says which call failed;
+    `requeue` that it was a requeue, whose refusals mean the job must be resubmitted instead."""
     text = message(result)
     lowered = f"{result.stderr}\n{result.stdout}".lower()
     if any(marker in lowered for marker in UNAVAILABLE_MARKERS):
         raise SchedulerUnavailable(f"{what}: {text}")
     if any(marker in lowered for marker in NOT_FOUND_MARKERS):
         raise JobNotFound(f"{what}: {text}")
+    if requeue and any(marker in lowered for marker in NOT_REQUEUEABLE_MARKERS):
+        raise JobNotRequeueable(f"{what}: {text}")
     if "could not establish a configuration source" in lowered:
         raise SchedulerError(f"{what}: no Slurm configuration found (set SLURM_CONF): {text}")
     raise SchedulerError(f"{what}: {text}")

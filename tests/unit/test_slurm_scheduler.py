@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 import pytest
 
 from activities.schedulers import slurm_facts as facts
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
 from activities.schedulers.slurm import SlurmScheduler, parse_parsable, sbatch_options
 from activities.schedulers.slurm_commands import Completed, message, slurm_env
 from workflows.models import JobState, SubmitRequest
@@ -46,10 +46,18 @@ def fail(stderr: str, rc: int = 1) -> Answer:
     return lambda argv: Completed(argv, rc, "", stderr)
 
 
-def squeue_answer(rows: list[dict[str, str]]) -> Answer:
-    """Print rows in the format and with the delimiters the adapter asked for."""
+def squeue_answer(rows: list[dict[str, str]], excluded: dict[str, str] | None = None) -> Answer:
+    """Print rows in the format and with the delimiters the adapter asked for: `-O` (the job
+    table) or `-o '%A<F>%x<R>'` (exclusion lists, from `excluded`)."""
 
     def answer(argv: list[str]) -> Completed:
+        if "-o" in argv:
+            fmt = argv[argv.index("-o") + 1]
+            field, record = fmt[2 : fmt.index("%x")], fmt[fmt.index("%x") + 2 :]
+            wanted = argv[argv.index("-j") + 1].split(",")
+            ids = [r["JobID"] for r in rows if r["JobID"] in wanted]
+            out = "".join(f"{i}{field}{(excluded or {}).get(i, '')}{record}\n" for i in ids)
+            return Completed(argv, 0, out, "")
         fmt = argv[argv.index("-O") + 1]
         fields = [m.group(1) for m in re.finditer(r"(?:^|,)([A-Za-z_]+):", fmt)]
         ends = [part.split(":", 1)[1] for part in fmt.split(",")]
@@ -81,20 +89,6 @@ def row(job_id: str, state: str, **kw: str) -> dict[str, str]:
     return base | kw
 
 
-def scontrol_answer(excluded: dict[str, str], states: dict[str, str]) -> Answer:
-    def answer(argv: list[str]) -> Completed:
-        job = argv[-1]
-        line = (
-            f"JobId={job} JobName=job{job} UserId=root(0) Priority=100 JobState={states[job]} "
-            f"Reason=None Restarts=0 ExitCode=0:0 SubmitTime=2024-01-01T00:00:00 "
-            f"StartTime=2024-01-01T00:00:01 EndTime=Unknown Partition=debug ReqNodeList=(null) "
-            f"ExcNodeList={excluded.get(job, '(null)')} NodeList=node1 BatchHost=node1 NumNodes=1\n"
-        )
-        return Completed(argv, 0, line, "")
-
-    return answer
-
-
 @pytest.fixture
 def fake() -> FakeSlurm:
     return FakeSlurm()
@@ -109,49 +103,59 @@ async def test_many_running_jobs_are_one_squeue_after_the_first_poll(
     fake: FakeSlurm, slurm: SlurmScheduler
 ) -> None:
     ids = [str(i) for i in range(100, 150)]
-    fake.answers["squeue"] = squeue_answer([row(i, "RUNNING", NodeList="node1") for i in ids])
-    fake.answers["scontrol show"] = scontrol_answer({"100": "node4"}, dict.fromkeys(ids, "RUNNING"))
+    fake.answers["squeue"] = squeue_answer(
+        [row(i, "RUNNING", NodeList="node1") for i in ids], {"100": "node4"}
+    )
 
     first = await slurm.observe(ids)
     assert len(first) == 50 and first["100"].excluded_nodes == ["node4"]
-    assert fake.commands().count("squeue") == 1
+    assert fake.commands() == ["squeue", "squeue"]  # the table, then every exclusion list at once
     fake.calls.clear()
 
     again = await slurm.observe(ids)
     assert fake.commands() == ["squeue"]
     assert again["100"].excluded_nodes == ["node4"] and again["101"].excluded_nodes == []
 
+    fake.calls.clear()
+    await slurm.observe(ids, fresh=True)
+    assert fake.commands() == ["squeue", "squeue"]
 
-async def test_pending_jobs_are_read_with_scontrol_every_time(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
-    fake.answers["squeue"] = squeue_answer([row("7", "PENDING", Reason="JobHeldUser", PriorityLong="0")])
+
+async def test_pending_jobs_exclusions_are_read_every_time(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
     excluded = {"7": "node2"}
-    fake.answers["scontrol show"] = scontrol_answer(excluded, {"7": "PENDING"})
-    assert (await slurm.observe(["7"]))["7"].excluded_nodes == ["node2"]
+    rows = [row("7", "PENDING", Reason="JobHeldUser", PriorityLong="0"), row("9", "PENDING")]
+    fake.answers["squeue"] = squeue_answer(rows, excluded)
+    assert (await slurm.observe(["7", "9"]))["7"].excluded_nodes == ["node2"]
     excluded["7"] = "node[2-3]"
-    obs = (await slurm.observe(["7"]))["7"]
+    obs = (await slurm.observe(["7", "9"]))["7"]
     assert obs.excluded_nodes == ["node2", "node3"] and obs.held
-    assert fake.commands() == ["squeue", "scontrol show", "squeue", "scontrol show"]
+    assert fake.commands() == ["squeue"] * 4
 
 
-async def test_scontrol_sees_a_requeue_squeue_missed(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
+async def test_detail_reads_scontrol_and_sees_a_requeue_squeue_missed(
+    fake: FakeSlurm, slurm: SlurmScheduler
+) -> None:
     fake.answers["squeue"] = squeue_answer([row("8", "RUNNING", NodeList="node1")])
 
     def requeued(argv: list[str]) -> Completed:
         line = (
             "JobId=8 JobName=job8 UserId=root(0) Priority=0 JobState=PENDING "
             "Reason=job_requeued_in_held_state Restarts=1 ExitCode=0:0 SubmitTime=2024-01-01T00:01:00 "
-            "StartTime=Unknown EndTime=Unknown Partition=debug ExcNodeList=(null) NodeList= BatchHost=n/a"
+            "StartTime=Unknown EndTime=Unknown Partition=debug ExcNodeList=node3 NodeList= BatchHost=n/a"
         )
         return Completed(argv, 0, line, "")
 
     fake.answers["scontrol show"] = requeued
-    obs = (await slurm.observe(["8"]))["8"]
-    assert (obs.state, obs.held, obs.restart_count, obs.reason) == (
+    obs = await slurm.detail("8")
+    assert obs is not None
+    assert (obs.state, obs.held, obs.restart_count, obs.reason, obs.excluded_nodes) == (
         JobState.PENDING,
         True,
         1,
         "job requeued in held state",
+        ["node3"],
     )
+    assert fake.commands() == ["squeue", "scontrol show"]
 
 
 async def test_unknown_jobs_come_from_accounting_in_one_call(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
@@ -197,7 +201,7 @@ async def test_invalid_ids_never_reach_slurm(fake: FakeSlurm, slurm: SlurmSchedu
             JobNotFound,
         ),
         ("Job is no longer pending execution for job 17", 1, SchedulerError),
-        ("Requested operation is presently disabled for job 3", 1, SchedulerError),
+        ("Requested operation is presently disabled for job 3", 1, SchedulerError),  # not a requeue
     ],
 )
 async def test_errors_are_classified(
@@ -208,6 +212,12 @@ async def test_errors_are_classified(
         await slurm.cancel("17")
     assert type(caught.value) is error
     assert "\n" not in str(caught.value)
+
+
+async def test_requeue_of_a_no_requeue_job_is_not_requeueable(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
+    fake.answers["scontrol requeuehold"] = fail("Requested operation is presently disabled for job 85")
+    with pytest.raises(JobNotRequeueable):
+        await slurm.requeue_hold("85")
 
 
 async def test_mutations_are_one_command_each(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
@@ -232,7 +242,6 @@ async def test_mutations_are_one_command_each(fake: FakeSlurm, slurm: SlurmSched
 async def test_submit_passes_hostile_text_as_single_arguments(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
     fake.answers["sbatch"] = ok("4242\n")
     fake.answers["squeue"] = squeue_answer([row("4242", "PENDING")])
-    fake.answers["scontrol show"] = scontrol_answer({}, {"4242": "PENDING"})
     name = "a'b;$(touch /tmp/pwned)\"c\nd"
     request = SubmitRequest(
         script="#!/bin/bash\ntrue\n",

@@ -1,0 +1,303 @@
+"""SlurmScheduler against the real four-node Slurm 22.05 dev cluster (deploy/slurm-dev-cluster).
+
+What recovery relies on: a 2-node job observed with its nodes; requeue-hold, exclusions and
+release move it off a node with the restart count raised; a task failing on one node is named;
+cancel; unknown jobs; slurmctld away and back; hostile names; one squeue per poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+import pytest
+
+from activities.schedulers import slurm_parse as sp
+from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerUnavailable
+from activities.schedulers.slurm import SlurmScheduler
+from activities.schedulers.slurm_commands import Completed, run_process
+from workflows.models import JobObservation, JobState, SubmitRequest
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import SlurmDevCluster
+
+pytestmark = pytest.mark.slow
+T = TypeVar("T")
+SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "slurm-dev-cluster"
+
+
+class Counting:
+    """The real runner, counting every command the adapter starts."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    async def __call__(
+        self, argv: Sequence[str], *, input: bytes | None, env: Mapping[str, str], timeout: float
+    ) -> Completed:
+        self.calls.append(list(argv))
+        return await run_process(argv, input=input, env=env, timeout=timeout)
+
+    def programs(self) -> list[str]:
+        return [c[0] for c in self.calls]
+
+
+async def until(what: str, check: Callable[[], Awaitable[T | None]], timeout: float, every: float = 0.3) -> T:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = await check()
+        if value is not None and value is not False:
+            return value
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out after {timeout:.0f}s waiting for {what}")
+        await asyncio.sleep(every)
+
+
+@pytest.fixture
+def counting() -> Counting:
+    return Counting()
+
+
+@pytest.fixture
+def slurm(slurm_cluster: SlurmDevCluster, counting: Counting) -> SlurmScheduler:
+    return SlurmScheduler(runner=counting)
+
+
+@pytest.fixture
+def jobs(slurm_cluster: SlurmDevCluster) -> Iterator[list[str]]:
+    """Job ids a test submitted; whatever still runs at the end is cancelled."""
+    ids: list[str] = []
+    yield ids
+    if ids:
+        subprocess.run(["scancel", *ids], capture_output=True, timeout=30, check=False)
+
+
+def request(
+    tmp_path: Path, script: str, *, name: str = "adapter", nodes: int = 1, token: str = ""
+) -> SubmitRequest:
+    return SubmitRequest(
+        script="#!/bin/bash\n" + script,
+        name=name,
+        nodes=nodes,
+        workdir=str(tmp_path),
+        token=token or f"recovery:test-{time.monotonic_ns()}:0",
+    )
+
+
+async def submit(slurm: SlurmScheduler, jobs: list[str], req: SubmitRequest) -> JobObservation:
+    obs = await slurm.submit(req)
+    jobs.append(obs.job_id)
+    return obs
+
+
+async def observe(slurm: SlurmScheduler, job_id: str) -> JobObservation:
+    found = await slurm.observe([job_id])
+    assert job_id in found, f"job {job_id} unknown to Slurm"
+    return found[job_id]
+
+
+def state_is(
+    slurm: SlurmScheduler, job_id: str, want: Callable[[JobObservation], bool]
+) -> Callable[[], Awaitable[JobObservation | None]]:
+    async def check() -> JobObservation | None:
+        obs = await observe(slurm, job_id)
+        return obs if want(obs) else None
+
+    return check
+
+
+async def test_requeue_hold_exclude_release_moves_a_two_node_job(
+    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    script = 'echo "attempt ${SLURM_RESTART_COUNT:-0} on $SLURMD_NODENAME"\nsleep 300\n'
+    first = await submit(slurm, jobs, request(tmp_path, script, nodes=2))
+    job = first.job_id
+    assert first.token and first.comment.startswith("recovery:token=")
+
+    running = await until("2 nodes running", state_is(slurm, job, lambda o: o.state is JobState.RUNNING), 30)
+    assert len(running.nodes) == 2 and running.restart_count == 0 and running.started_at
+    assert running.output_path == str(tmp_path / f"slurm-{job}.out")
+
+    await slurm.requeue_hold(job)
+    held = await until(
+        "held after requeue",
+        state_is(slurm, job, lambda o: o.state is JobState.PENDING and o.held and o.restart_count == 1),
+        30,
+    )
+    assert held.started_at is None and held.nodes == []
+
+    bad = running.nodes[0]
+    await slurm.set_excluded_nodes(job, [bad])
+    assert (await observe(slurm, job)).excluded_nodes == [bad]
+
+    await slurm.release(job)
+    t0 = time.monotonic()
+    again = await until(
+        "running again off the excluded node",
+        state_is(slurm, job, lambda o: o.state is JobState.RUNNING and o.restart_count == 1),
+        45,  # about 11 s with cred_expire=10 and the 2 s scheduler interval
+    )
+    print(f"\nrelease -> running: {time.monotonic() - t0:.1f}s")
+    assert bad not in again.nodes and len(again.nodes) == 2
+    assert again.excluded_nodes == [bad] and not again.held
+
+    await slurm.cancel(job)
+    done = await until("cancelled", state_is(slurm, job, lambda o: o.state.ended), 30)
+    assert done.state is JobState.CANCELLED
+
+    detail = await slurm.detail(job)
+    assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
+
+
+async def test_task_failing_on_the_second_node(
+    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    # One step per node: accounting then has one exit code per node.
+    per_node = (
+        "srun -N1 -n1 --relative=0 bash -c 'sleep 1' &\n"
+        "a=$!\n"
+        "srun -N1 -n1 --relative=1 bash -c 'echo \"fatal: uncorrectable ECC error on $SLURMD_NODENAME\" >&2; exit 7' &\n"
+        "b=$!\n"
+        "wait $a; ra=$?; wait $b; rb=$?\n"
+        "exit $(( ra > rb ? ra : rb ))\n"
+    )
+    # One step over both nodes: 22.05 keeps one exit code for the step; srun's line names the node.
+    one_step = "srun bash -c 'if [ \"$SLURM_NODEID\" = 1 ]; then exit 7; fi; sleep 1'\n"
+    a = await submit(slurm, jobs, request(tmp_path, per_node, name="per-node", nodes=2))
+    b = await submit(slurm, jobs, request(tmp_path, one_step, name="one-step", nodes=2))
+
+    def failed_with_steps(o: JobObservation) -> bool:
+        return o.state is JobState.FAILED and bool(o.tasks)
+
+    # accounting gets the steps a moment after slurmctld reports the end
+    per = await until("per-node job failed, steps recorded", state_is(slurm, a.job_id, failed_with_steps), 60)
+    assert (per.exit_code, per.signal) == (7, None)
+    failing = [t for t in per.tasks if t.exit_code]
+    assert [t.node for t in failing] == [per.nodes[1]]
+    assert {t.node for t in per.tasks} == set(per.nodes)
+
+    one = await until("one-step job failed", state_is(slurm, b.job_id, lambda o: o.state.ended), 60)
+    assert (one.state, one.exit_code, one.tasks) == (JobState.FAILED, 7, [])
+    assert one.output_path is not None
+    lines = sp.parse_srun_failures(Path(one.output_path).read_text())
+    assert [(f.node, f.exit_code) for f in lines] == [(one.nodes[1], 7)]
+
+
+async def test_cancel_and_unknown_jobs(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
+    obs = await submit(slurm, jobs, request(tmp_path, "sleep 300\n"))
+    await until("running", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 30)
+    await slurm.cancel(obs.job_id)
+    ended = await until("cancelled", state_is(slurm, obs.job_id, lambda o: o.state.ended), 30)
+    assert ended.state is JobState.CANCELLED
+
+    bogus = "99999999"
+    assert await slurm.observe([bogus]) == {}
+    assert set(await slurm.observe([bogus, obs.job_id])) == {obs.job_id}
+    for call in (slurm.requeue_hold, slurm.release, slurm.cancel):
+        with pytest.raises(JobNotFound):
+            await call(bogus)
+    with pytest.raises(JobNotFound):
+        await slurm.set_excluded_nodes(bogus, ["node1"])
+    assert await slurm.find("recovery:no-such-run:0") is None
+
+
+async def test_a_no_requeue_job_is_not_requeueable(
+    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    out = subprocess.run(
+        ["sbatch", "--parsable", "--no-requeue", f"--chdir={tmp_path}", "--wrap", "sleep 300"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    job = out.stdout.strip().split(";")[0]
+    jobs.append(job)
+    await until("running", state_is(slurm, job, lambda o: o.state is JobState.RUNNING), 30)
+    with pytest.raises(JobNotRequeueable):
+        await slurm.requeue_hold(job)
+    assert (await observe(slurm, job)).restart_count == 0
+
+
+async def test_hostile_name_and_token_pass_through(
+    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    pwned = Path("/tmp/pwned")
+    pwned.unlink(missing_ok=True)
+    name = "a'b;$(touch /tmp/pwned)\"c"
+    token = "recovery:x';$(touch /tmp/pwned)`touch /tmp/pwned`:0"
+    req = request(tmp_path, 'echo "name=$SLURM_JOB_NAME"\n', name=name, token=token)
+    obs = await submit(slurm, jobs, req)
+    done = await until("hostile job done", state_is(slurm, obs.job_id, lambda o: o.state.ended), 30)
+    assert (done.name, done.token, done.state) == (name, token, JobState.COMPLETED)
+    found = await slurm.find(token)
+    assert found is not None and found.job_id == obs.job_id
+    assert done.output_path and f"name={name}" in Path(done.output_path).read_text()
+    assert not pwned.exists()
+
+
+async def test_observing_many_jobs_is_one_squeue(
+    slurm: SlurmScheduler, counting: Counting, jobs: list[str], tmp_path: Path
+) -> None:
+    running = [await submit(slurm, jobs, request(tmp_path, "sleep 300\n")) for _ in range(8)]
+    ids = [o.job_id for o in running]
+
+    async def all_running() -> bool:
+        return all(o.state is JobState.RUNNING for o in (await slurm.observe(ids)).values())
+
+    await until("8 jobs running", all_running, 60)
+    counting.calls.clear()
+    t0 = time.monotonic()
+    found = await slurm.observe(ids)
+    steady = time.monotonic() - t0
+    assert len(found) == 8 and counting.programs() == ["squeue"]
+
+    queued = [await submit(slurm, jobs, request(tmp_path, "sleep 300\n")) for _ in range(24)]
+    ids += [o.job_id for o in queued]
+    counting.calls.clear()
+    t0 = time.monotonic()
+    found = await slurm.observe(ids)
+    mixed = time.monotonic() - t0
+    assert len(found) == 32
+    # the table, plus the exclusion lists of the pending jobs, in one more squeue
+    assert counting.programs() == ["squeue", "squeue"]
+    print(f"\nobserve: 8 running jobs {steady * 1000:.0f} ms, 8 running + 24 pending {mixed * 1000:.0f} ms")
+
+
+async def test_slurmctld_away_and_back(
+    slurm_cluster: SlurmDevCluster, slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    obs = await submit(slurm, jobs, request(tmp_path, "sleep 300\n"))
+    quick = SlurmScheduler(timeout=3)
+    subprocess.run([str(SCRIPT), "stop-ctld"], check=True, capture_output=True, timeout=60)
+    try:
+        # Slurm's own words when it gives up (about 9 s), and our timeout before that
+        results = await asyncio.gather(
+            slurm.nodes(), slurm.requeue_hold(obs.job_id), quick.observe([obs.job_id]), return_exceptions=True
+        )
+        for result in results:
+            assert isinstance(result, SchedulerUnavailable), result
+        assert "Unable to contact slurm controller" in str(results[0])
+    finally:
+        subprocess.run([str(SCRIPT), "start-ctld"], check=True, capture_output=True, timeout=120)
+    back = await until(
+        "slurmctld back", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 60
+    )
+    assert back.restart_count == 0  # the failed requeue-hold did nothing
+
+
+async def test_worker_environment_does_not_reshape_output(
+    slurm_cluster: SlurmDevCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SQUEUE_FORMAT", "%i")
+    monkeypatch.setenv("SLURM_TIME_FORMAT", "relative")
+    monkeypatch.setenv("SINFO_PARTITION", "other")
+    scheduler = SlurmScheduler()
+    nodes = await scheduler.nodes()
+    assert sorted(n.name for n in nodes) == list(slurm_cluster.nodes)
+    assert os.environ["SQUEUE_FORMAT"] == "%i"
