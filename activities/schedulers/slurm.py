@@ -111,7 +111,7 @@ class SlurmScheduler:
         result = await self._complete(await self._squeue_ids(ids), fresh=fresh)
         missing = [i for i in ids if i not in result]
         if missing:
-            result.update(await self._from_accounting(missing))
+            result.update(await self.accounting(missing))
         return result
 
     async def requeue_hold(self, job_id: str) -> None:
@@ -161,6 +161,15 @@ class SlurmScheduler:
             history = [_with_failed_nodes(r, nodes) for r in history]
         return history
 
+    async def cluster_name(self) -> str:
+        """`ClusterName` from slurmctld's configuration (for run ids derived from cluster and job)."""
+        result = await self._run(["scontrol", "show", "config"], what="show config")
+        for line in result.stdout.splitlines():
+            key, sep, value = line.partition("=")
+            if sep and key.strip() == "ClusterName":
+                return value.strip()
+        raise SchedulerError("scontrol show config printed no ClusterName")
+
     # --- reading -------------------------------------------------------------------------------
 
     async def _squeue(self, selection: list[str]) -> list[facts.SqueueJob]:
@@ -184,7 +193,7 @@ class SlurmScheduler:
         self, detailed: list[tuple[facts.SqueueJob, list[str]]]
     ) -> dict[str, JobObservation]:
         failing = [job for job, _ in detailed if facts.needs_failure_facts(job.state[0])]
-        tasks = await self._tasks(failing) if failing else {}
+        tasks = await self.tasks_of([(j.job_id, j.restart_count) for j in failing]) if failing else {}
         node_list = await self.nodes() if failing else []
         return {
             job.job_id: facts.observation(
@@ -229,7 +238,7 @@ class SlurmScheduler:
         name and comment): for the moment right before an action. None if Slurm forgot it."""
         jobs = await self._squeue_ids([_checked_id(job_id)])
         if not jobs:
-            return (await self._from_accounting([job_id])).get(job_id)
+            return (await self.accounting([job_id])).get(job_id)
         try:
             result = await self._run(["scontrol", "show", "job", "-o", job_id], what=f"show job {job_id}")
         except JobNotFound:  # purged between the two reads: squeue's row is the last word
@@ -247,26 +256,27 @@ class SlurmScheduler:
         while len(self._exclusions) > _EXCLUSION_MEMO_SIZE:
             self._exclusions.popitem(last=False)
 
-    async def _tasks(self, jobs: list[facts.SqueueJob]) -> dict[str, list[TaskResult]]:
-        """Per-node results of each job's current run, from its steps in accounting. Empty when
-        accounting has not recorded this run yet, or when the cluster keeps no accounting (a
-        refusal); slurmdbd being away is temporary and raised like any unavailability."""
+    async def tasks_of(self, runs: list[tuple[str, int]]) -> dict[str, list[TaskResult]]:
+        """Per-node results of each job's current run (job id, restart count), from its steps in
+        accounting. Empty when accounting has not recorded that run yet, or when the cluster
+        keeps no accounting (a refusal); slurmdbd being away is temporary and raised."""
         try:
-            rows = await self._sacct(["-j", ",".join(j.job_id for j in jobs)])
+            rows = await self._sacct(["-j", ",".join(job_id for job_id, _ in runs)])
         except SchedulerUnavailable:
             raise
         except SchedulerError as err:
             log.warning("no job steps from accounting", error=str(err))
             return {}
-        runs = facts.sacct_runs(rows)
+        by_job = facts.sacct_runs(rows)
         out = {}
-        for job in jobs:
-            job_runs = runs.get(job.job_id, [])
-            if len(job_runs) == job.restart_count + 1:
-                out[job.job_id] = facts.tasks_from_steps(job_runs[-1].steps)
+        for job_id, restart_count in runs:
+            job_runs = by_job.get(job_id, [])
+            if len(job_runs) == restart_count + 1:
+                out[job_id] = facts.tasks_from_steps(job_runs[-1].steps)
         return out
 
-    async def _from_accounting(self, job_ids: list[str]) -> dict[str, JobObservation]:
+    async def accounting(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        """Jobs slurmctld no longer lists, from accounting (one `sacct -D` call)."""
         rows = await self._sacct(["-j", ",".join(job_ids)])
         runs = facts.sacct_runs(rows)
         found = {i: facts.sacct_observation(i, runs[i]) for i in job_ids if runs.get(i)}

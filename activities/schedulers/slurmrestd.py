@@ -1,0 +1,349 @@
+"""`RestSlurmScheduler`: the same interface over slurmrestd (httpx), where its API can do the job.
+
+slurmrestd on Slurm 22.05 serves the OpenAPI versions v0.0.36 to v0.0.38. What goes over REST:
+reading jobs (`GET job/{id}`, `GET jobs`), nodes (`GET nodes`), submitting (`POST job/submit`),
+releasing (`POST job/{id}` with `{"hold": false}`) and cancelling (`DELETE job/{id}`).
+
+What stays on Slurm's commands (a `SlurmScheduler` inside), and why:
+
+- requeue-hold: no requeue in the REST API of 22.05 (v0.0.38).
+- exclusions: v0.0.38's job properties have no excluded-nodes field, for update nor submit; a
+  submit with exclusions therefore goes through sbatch.
+- a submit with arguments: 22.05.8's slurmrestd crashes on a job with `argv` (seen on the dev
+  cluster); so does sbatch instead.
+- a script with `#SBATCH` directives: sbatch reads those on the client; slurmrestd takes the
+  script as it is and would silently drop them (nodes, time limit, GPUs...). So in practice
+  most submissions go through sbatch, and REST submits only directive-free scripts.
+- jobs slurmctld forgot, and per-node step results: accounting over REST (slurmdb v0.0.38)
+  reports exit codes as 0 in 22.05, like `sacct --json`; `sacct -P` is right.
+
+Errors: `errors[].error_number` 2017 (invalid job id) is JobNotFound; communication errors
+(1000-1999, 5000-5999) and -1 ("Unspecified error", what 22.05 answers for a job read while
+slurmctld is down) are SchedulerUnavailable, as are connection failures and timeouts.
+
+Newer releases (v0.0.40+) wrap numbers as `{"set": true, "number": N}` and list job states;
+the readers below accept both shapes, so pointing `api` at a newer version needs no new parser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from activities.schedulers import slurm_facts as facts
+from activities.schedulers import slurm_parse as sp
+from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.slurm import SlurmScheduler
+from activities.schedulers.slurm_comment import parse_comment, submission_comment
+from activities.schedulers.slurm_states import map_state, node_state
+from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
+
+_PER_JOB_READS = 16  # up to this many ids: one GET per job; more: one GET of all jobs
+_INVALID_JOB_ID = 2017
+
+
+class RestSlurmScheduler:
+    name = "slurm"
+
+    def __init__(
+        self,
+        *,
+        socket: str | None = None,
+        url: str | None = None,
+        token: str | None = None,
+        user: str | None = None,
+        api: str = "v0.0.38",
+        timeout: float = 30.0,
+        commands: SlurmScheduler | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        """`socket` (default `SLURM_RESTD_SOCKET`) for slurmrestd on a unix socket with
+        rest_auth/local, or `url` plus a JWT `token` (and `user`, for an admin token acting as a
+        user). `commands` does what REST cannot (see the module doc). `transport` is for tests."""
+        socket = socket or (None if url else os.environ.get("SLURM_RESTD_SOCKET"))
+        if transport is None and socket:
+            transport = httpx.AsyncHTTPTransport(uds=socket)
+        if transport is None and not url:
+            raise SchedulerError("slurmrestd: give a socket (SLURM_RESTD_SOCKET) or a URL")
+        headers = {"X-SLURM-USER-TOKEN": token} if token else {}
+        if token and user:
+            headers["X-SLURM-USER-NAME"] = user
+        self.api = api
+        self.timeout = timeout
+        self.commands = commands or SlurmScheduler(timeout=timeout)
+        self._client = httpx.AsyncClient(
+            base_url=url or "http://localhost", transport=transport, headers=headers, timeout=timeout
+        )
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    # --- the Scheduler protocol --------------------------------------------------------------
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        if request.args or request.excluded_nodes or _has_directives(request.script):
+            return await self.commands.submit(request)
+        body = {"script": request.script, "job": _job_properties(request)}
+        answer = await self._call("POST", "job/submit", json=body)
+        job_id = str(answer.get("job_id", ""))
+        if not job_id.isdigit():
+            raise SchedulerError(f"slurmrestd submit returned no job id: {answer}")
+        found = await self.observe([job_id])
+        return found.get(job_id) or JobObservation(
+            job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token
+        )
+
+    async def find(self, token: str) -> JobObservation | None:
+        if not token:
+            return None
+        mine = [
+            j for j in await self._all_jobs() if parse_comment(str(j.get("comment") or "")).token == token
+        ]
+        if mine:
+            newest = max(mine, key=lambda j: int(j["job_id"]))
+            return (await self._complete([newest]))[str(newest["job_id"])]
+        return await self.commands.find(token)  # finished and purged: accounting
+
+    async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        ids = [i for i in dict.fromkeys(job_ids) if i.isdigit()]
+        if not ids:
+            return {}
+        if len(ids) <= _PER_JOB_READS:
+            found = await asyncio.gather(*(self._job(i) for i in ids))
+            raw = [job for job in found if job is not None]
+        else:
+            wanted = set(ids)
+            raw = [j for j in await self._all_jobs() if str(j.get("job_id")) in wanted]
+        result = await self._complete(raw)
+        missing = [i for i in ids if i not in result]
+        if missing:
+            result.update(await self.commands.accounting(missing))
+        return result
+
+    async def requeue_hold(self, job_id: str) -> None:
+        await self.commands.requeue_hold(job_id)  # no requeue in v0.0.38
+
+    async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
+        await self.commands.set_excluded_nodes(job_id, nodes)  # no such job property in v0.0.38
+
+    async def release(self, job_id: str) -> None:
+        await self._call("POST", f"job/{_checked(job_id)}", json={"hold": False})
+
+    async def cancel(self, job_id: str) -> None:
+        await self._call("DELETE", f"job/{_checked(job_id)}")
+
+    async def nodes(self) -> list[NodeInfo]:
+        answer = await self._call("GET", "nodes")
+        return [_node(n) for n in answer.get("nodes", [])]
+
+    # --- beyond the protocol -------------------------------------------------------------------
+
+    async def opted_in_jobs(self, partitions: list[str] | None = None) -> list[JobObservation]:
+        wanted = set(partitions or [])
+        jobs = [
+            j
+            for j in await self._all_jobs()
+            if parse_comment(str(j.get("comment") or "")).opted_in
+            and (not wanted or wanted & set(str(j.get("partition", "")).split(",")))
+        ]
+        found = await self._complete(jobs)
+        return [found[str(j["job_id"])] for j in jobs]
+
+    async def runs(self, job_id: str) -> list[JobObservation]:
+        return await self.commands.runs(job_id)
+
+    # --- reading -------------------------------------------------------------------------------
+
+    async def _job(self, job_id: str) -> dict[str, Any] | None:
+        try:
+            answer = await self._call("GET", f"job/{job_id}")
+        except JobNotFound:
+            return None
+        jobs = answer.get("jobs") or []
+        return next((j for j in jobs if str(j.get("job_id")) == job_id), None)
+
+    async def _all_jobs(self) -> list[dict[str, Any]]:
+        answer = await self._call("GET", "jobs")
+        return list(answer.get("jobs") or [])
+
+    async def _complete(self, raw: list[dict[str, Any]]) -> dict[str, JobObservation]:
+        observations = {str(j["job_id"]): job_observation(j) for j in raw}
+        failing = [o for o in observations.values() if facts.needs_failure_facts(o.state)]
+        if not failing:
+            return observations
+        node_list = await self.nodes()
+        tasks = await self.commands.tasks_of([(o.job_id, o.restart_count) for o in failing])
+        for obs in failing:
+            observations[obs.job_id] = obs.model_copy(
+                update={
+                    "tasks": tasks.get(obs.job_id, []),
+                    "failed_nodes": facts.failed_nodes(obs.nodes, node_list),
+                }
+            )
+        return observations
+
+    async def _call(self, method: str, path: str, json: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        what = f"slurmrestd {method} {path}"
+        try:
+            response = await self._client.request(method, f"/slurm/{self.api}/{path}", json=json)
+        except httpx.TransportError as err:  # connection refused, timeouts, a crashed slurmrestd
+            raise SchedulerUnavailable(f"{what}: {type(err).__name__}: {err}") from err
+        try:
+            answer = response.json()
+        except ValueError as err:
+            if response.status_code >= 500:
+                raise SchedulerUnavailable(f"{what}: HTTP {response.status_code}") from err
+            raise SchedulerError(f"{what}: HTTP {response.status_code}: {response.text[:200]}") from err
+        _raise_errors(what, answer if isinstance(answer, dict) else {})
+        if response.status_code >= 400:
+            raise SchedulerError(f"{what}: HTTP {response.status_code}")
+        return answer if isinstance(answer, dict) else {}
+
+
+# --- translating ---------------------------------------------------------------------------------
+
+
+def _raise_errors(what: str, answer: Mapping[str, Any]) -> None:
+    """The one place REST errors become scheduler errors."""
+    errors = [e for e in answer.get("errors") or [] if isinstance(e, dict)]
+    if not errors:
+        return
+    numbers = {int(e.get("error_number", e.get("errno", 0)) or 0) for e in errors}
+    text = "; ".join(
+        " ".join(str(e.get(k, "")) for k in ("error", "description") if e.get(k)) for e in errors
+    ).replace("\n", " ")
+    if numbers & {_INVALID_JOB_ID}:
+        raise JobNotFound(f"{what}: {text}")
+    if any(n == -1 or 1000 <= n < 2000 or 5000 <= n < 6000 for n in numbers):
+        raise SchedulerUnavailable(f"{what}: {text}")
+    raise SchedulerError(f"{what}: {text}")
+
+
+def _has_directives(script: str) -> bool:
+    return any(line.lstrip().startswith("#SBATCH") for line in script.splitlines())
+
+
+def _job_properties(request: SubmitRequest) -> dict[str, Any]:
+    # The job gets this environment and nothing else: the worker's (as sbatch --export=ALL),
+    # without the REST token, plus the request's.
+    env = {k: v for k, v in os.environ.items() if k != "SLURM_JWT"}
+    env.update({k: v for k, v in request.env.items() if not k.startswith("SBATCH_")})
+    return {
+        "name": request.name,
+        "nodes": request.nodes,
+        "current_working_directory": request.workdir,
+        "comment": submission_comment(request.script, request.token),
+        "requeue": True,
+        "open_mode": "append",
+        "environment": env,
+    }
+
+
+def job_observation(job: Mapping[str, Any]) -> JobObservation:
+    """A slurmrestd job (v0.0.36-v0.0.38, and the wrapped numbers of later versions)."""
+    job_id = str(job["job_id"])
+    raw_state = _state_text(job.get("job_state"))
+    reason = sp.clean(str(job.get("state_reason") or ""))
+    state, held = map_state(raw_state, reason, _number(job.get("priority")))
+    exit_code, signal = _exit(job.get("exit_code")) if state.ended else (None, None)
+    comment = str(job.get("comment") or "")
+    workdir = str(job.get("current_working_directory") or "")
+    out = _output_path(job, "standard_output", workdir) or f"{workdir.rstrip('/')}/slurm-{job_id}.out"
+    err = _output_path(job, "standard_error", workdir) or out
+    return JobObservation(
+        job_id=job_id,
+        name=str(job.get("name") or ""),
+        state=state,
+        held=held,
+        reason=reason,
+        nodes=sp.expand_hostlist(str(job.get("nodes") or "")) if state is not JobState.PENDING else [],
+        excluded_nodes=_hosts(job.get("excluded_nodes")),
+        exit_code=exit_code,
+        signal=signal,
+        restart_count=_number(job.get("restart_cnt")) or 0,
+        submitted_at=_time(job.get("submit_time")),
+        started_at=_time(job.get("start_time")) if state is not JobState.PENDING else None,
+        ended_at=_time(job.get("end_time")) if state.ended else None,
+        output_path=out,
+        error_path=err,
+        token=parse_comment(comment).token or "",
+        scheduler_state=raw_state,
+        comment=comment,
+        partition=str(job.get("partition") or ""),
+        user=str(job.get("user_name") or ""),
+    )
+
+
+def _output_path(job: Mapping[str, Any], key: str, workdir: str) -> str:
+    return sp.expand_output_path(
+        str(job.get(key) or ""),
+        job_id=str(job["job_id"]),
+        name=str(job.get("name") or ""),
+        user=str(job.get("user_name") or ""),
+        node=str(job.get("batch_host") or ""),
+        workdir=workdir,
+    )
+
+
+def _node(node: Mapping[str, Any]) -> NodeInfo:
+    flags = [str(f) for f in node.get("state_flags") or []]
+    state = _state_text(node.get("state"))
+    return NodeInfo(
+        name=str(node.get("name", "")),
+        state=node_state("+".join([state, *flags])),
+        reason=sp.clean(str(node.get("reason") or "")),
+    )
+
+
+def _state_text(value: Any) -> str:
+    """`"RUNNING"` (v0.0.38) or `["PENDING", "REQUEUE_HOLD"]` (v0.0.40+) as `PENDING+REQUEUE_HOLD`."""
+    if isinstance(value, list):
+        return "+".join(str(v) for v in value)
+    return str(value or "")
+
+
+def _number(value: Any) -> int | None:
+    """An int, or v0.0.40+'s `{"set": true, "infinite": false, "number": N}`."""
+    if isinstance(value, dict):
+        if not value.get("set", True) or value.get("infinite"):
+            return None
+        value = value.get("number")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _time(value: Any) -> Any:
+    number = _number(value)
+    return sp.parse_time(str(number)) if number else None
+
+
+def _exit(value: Any) -> tuple[int | None, int | None]:
+    """v0.0.38 gives a raw wait status (exit 3 is 768); v0.0.40+ an object with the parts."""
+    if isinstance(value, dict) and ("return_code" in value or "signal" in value):
+        signal = value.get("signal") or {}
+        sig = _number(signal.get("id")) if isinstance(signal, dict) else None
+        return (None, sig) if sig else (_number(value.get("return_code")), None)
+    number = _number(value)
+    return (None, None) if number is None else sp.decode_wait_status(number)
+
+
+def _hosts(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    return sp.expand_hostlist(str(value or ""))
+
+
+def _checked(job_id: str) -> str:
+    if not job_id.isdigit():
+        raise JobNotFound(f"{job_id!r} is not a Slurm job id")
+    return job_id
+
+
+def read_token(path: str | None) -> str | None:
+    """A JWT from a file (the worker config's `token_file`), never from the environment of
+    Slurm's commands: `SLURM_JWT` there would change how they authenticate."""
+    return Path(path).read_text().strip() if path else None
