@@ -2,12 +2,13 @@
 
 How it reads (see docs/slurm.md for the whole story):
 
-- `observe(ids)`: one `squeue -O` for every id (the hot path). `squeue` has no field for a job's
-  exclusion list, so `scontrol show job -o J` adds it, per job, only where it can have changed:
-  Slurm lets `ExcNodeList` change only while a job is pending, so for a job seen running or
-  ended the list read once for that run (job id, restart count, submit and start time) stays
-  right, and a poll of running jobs is one process. Jobs squeue no longer lists come from one
-  `sacct -D` call. Failed jobs get their steps (one `sacct`) and node states (one `sinfo`).
+- `observe(ids)`: one `squeue -O` for every id (the hot path). `-O` has no field for a job's
+  exclusion list, so one more `squeue -o '%A %x'` reads it for the jobs where it can have
+  changed: Slurm lets `ExcNodeList` change only while a job is pending, so for a job seen
+  running or ended the list read once for that run (job id, restart count, submit and start
+  time) stays right, and a poll of running jobs is one process. Jobs squeue no longer lists
+  come from one `sacct -D` call. Failed jobs get their steps (one `sacct`) and node states
+  (one `sinfo`). `detail(id)` adds `scontrol show job -o` for one job before an action.
 - Mutations are one command each (`scontrol requeuehold|release|update`, `scancel`), with no
   retries of their own: Temporal retries the activity, which observes first.
 
@@ -30,7 +31,7 @@ import structlog
 
 from activities.schedulers import slurm_facts as facts
 from activities.schedulers import slurm_parse as sp
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from activities.schedulers.base import JobNotFound, SchedulerError
 from activities.schedulers.slurm_commands import Completed, Runner, failed, raise_for, run_process, slurm_env
 from activities.schedulers.slurm_comment import parse_comment, submission_comment
 from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
@@ -174,7 +175,7 @@ class SlurmScheduler:
 
     async def _squeue(self, selection: list[str]) -> list[facts.SqueueJob]:
         delims = sp.Delimiters.fresh()
-        argv = ["squeue", "-h", "-t", "all", *selection, "-O", facts.squeue_format(delims)]
+        argv = ["squeue", "-a", "-h", "-t", "all", *selection, "-O", facts.squeue_format(delims)]
         result = await self._run(argv, what="squeue")
         return [facts.squeue_job(row) for row in sp.split_records(result.stdout, delims, facts.SQUEUE_FIELDS)]
 
@@ -225,7 +226,7 @@ class SlurmScheduler:
         """`squeue -o '%A %x'`: the one format with the exclusion list (`-O` has none)."""
         delims = sp.Delimiters.fresh()
         fmt = f"%A{delims.field}%x{delims.record}"
-        argv = ["squeue", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", fmt]
+        argv = ["squeue", "-a", "-h", "-t", "all", "-j", ",".join(job_ids), "-o", fmt]
         try:
             result = await self._run(argv, what="squeue")
         except JobNotFound:  # gone since the first read: nothing excluded any more
@@ -258,13 +259,12 @@ class SlurmScheduler:
 
     async def tasks_of(self, runs: list[tuple[str, int]]) -> dict[str, list[TaskResult]]:
         """Per-node results of each job's current run (job id, restart count), from its steps in
-        accounting. Empty when accounting has not recorded that run yet, or when the cluster
-        keeps no accounting (a refusal); slurmdbd being away is temporary and raised."""
+        accounting. Empty when accounting has not recorded that run yet, keeps none, or cannot
+        be reached: they add to what slurmctld said, and a failed job must not go unreported
+        while slurmdbd is away (srun's lines in the job's output name the node too)."""
         try:
             rows = await self._sacct(["-j", ",".join(job_id for job_id, _ in runs)])
-        except SchedulerUnavailable:
-            raise
-        except SchedulerError as err:
+        except SchedulerError as err:  # SchedulerUnavailable included, on purpose
             log.warning("no job steps from accounting", error=str(err))
             return {}
         by_job = facts.sacct_runs(rows)

@@ -3,8 +3,9 @@
 The queries these parse, and why each field comes from where it does:
 
 - `squeue -O` (one call for many jobs): everything but the exclusion list; it has no field
-  for it, while `-o` (which has `%x`) has no restart count and no exit code.
-- `scontrol show job -o J`: the exclusion list (`ExcNodeList`), per job.
+  for it, while `-o` (which has `%x`) has no restart count and no exit code. So a second
+  `squeue -o '%A %x'` (one call) reads exclusion lists where they may have changed.
+- `scontrol show job -o J`: everything for one job, the exclusion list included (`detail`).
 - `sacct -D -P` (accounting): jobs slurmctld forgot, one record per run (a requeue starts a new
   record, so the restart count is the number of records less one), and the job steps that give
   per-node task results.
