@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Protocol
 
 import structlog
 from temporalio import activity
@@ -51,13 +52,30 @@ def attempt_from(observation: JobObservation, index: int) -> Attempt:
         started_at=observation.started_at,
         ended_at=observation.ended_at,
         output_path=observation.output_path,
+        partition=observation.partition,
     )
 
 
+class Scope(Protocol):
+    """Where this worker may act: the worker's config answers (`worker.config.WorkerConfig`)."""
+
+    def mode_for(self, partition: str | None) -> str: ...
+
+    def manages(self, partition: str | None) -> bool: ...
+
+
+class ActEverywhere:
+    def mode_for(self, partition: str | None) -> str:
+        return "act"
+
+    def manages(self, partition: str | None) -> bool:
+        return True
+
+
 class ActionActivities:
-    def __init__(self, scheduler: Scheduler, mode: str = "act") -> None:
+    def __init__(self, scheduler: Scheduler, scope: Scope | None = None) -> None:
         self.scheduler = scheduler
-        self.mode = mode
+        self.config = scope or ActEverywhere()
 
     @activity.defn
     async def submit_attempt(self, inp: SubmitInput) -> Attempt:
@@ -88,10 +106,10 @@ class ActionActivities:
             operation=advice.operation,
             excluded_nodes=advice.excluded_nodes,
             explanation=advice.explanation,
-            mode=self.mode,
+            mode=self.config.mode_for(inp.partition),
         )
         failpoints.hit("after:record_advice")
-        return RecordAdviceResult(act=self.mode == "act")
+        return RecordAdviceResult(act=self.config.mode_for(inp.partition) == "act")
 
     @activity.defn
     async def requeue_hold(self, inp: JobActionInput) -> Action:
@@ -131,12 +149,11 @@ class ActionActivities:
     @activity.defn
     async def cancel_job(self, inp: CancelInput) -> bool:
         """Cancel the run's job; returns whether a cancel was issued (False: already ended)."""
-        self._require_act()
+        obs = await self._observe_or_none(inp.job_id)
+        if obs is None or obs.state.ended:
+            return False
+        self._require_managed(obs)
         with scheduler_errors():
-            found = await self.scheduler.observe([inp.job_id])
-            obs = found.get(inp.job_id)
-            if obs is None or obs.state.ended:
-                return False
             await self.scheduler.cancel(inp.job_id)
         return True
 
@@ -159,19 +176,26 @@ class ActionActivities:
         )
 
     async def _observe_for_action(self, job_id: str, missing: str = "JobNotFound") -> JobObservation:
-        self._require_act()
         obs = await self._observe_or_none(job_id)
         if obs is None:
             raise PermanentActionError(f"job {job_id} is no longer known to the scheduler", missing)
+        self._require_managed(obs)
         return obs
 
     async def _observe_or_none(self, job_id: str) -> JobObservation | None:
         with scheduler_errors():
             return (await self.scheduler.observe([job_id])).get(job_id)
 
-    def _require_act(self) -> None:
-        if self.mode != "act":
-            raise PermanentActionError("this worker is in observe mode: no scheduler changes")
+    def _require_managed(self, obs: JobObservation) -> None:
+        """The last guard before a mutating command: act mode, opted in, allowed partition."""
+        if not self.scheduler.opted_in(obs):
+            raise PermanentActionError(f"job {obs.job_id} did not opt in to recovery")
+        if not self.config.manages(obs.partition):
+            raise PermanentActionError(
+                f"job {obs.job_id} is in partition {obs.partition!r}, not managed here"
+            )
+        if self.config.mode_for(obs.partition) != "act":
+            raise PermanentActionError("this worker only observes here: no scheduler changes")
 
     @staticmethod
     def _require_requeued(obs: JobObservation, inp: JobActionInput) -> None:

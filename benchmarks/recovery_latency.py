@@ -64,13 +64,14 @@ def percentile(values: list[float], q: float) -> float:
 async def measure(runs_wanted: int, home: Path) -> dict[str, list[float]]:
     from activities.schedulers.local import LocalScheduler
     from worker import runs
+    from worker.config import WorkerConfig
     from worker.run_worker import build_worker
     from worker.submit import build_spec
     from worker.temporal_client import connect
 
     client = await connect()
     samples: dict[str, list[float]] = {k: [] for k in TARGETS}
-    async with build_worker(client, LocalScheduler(), "act"):
+    async with build_worker(client, LocalScheduler(), WorkerConfig()):
         for i in range(runs_wanted):
             script = job(home, i)
             spec = build_spec(str(script), [], "local", "default", f"bench{i}", None, script.parent)

@@ -91,6 +91,9 @@ class ScriptedScheduler:
         self.calls.append(("cancel", job_id))
         self.jobs[job_id] = job.model_copy(update={"state": JobState.CANCELLED, "ended_at": _now()})
 
+    def opted_in(self, observation: JobObservation) -> bool:
+        return True
+
     async def nodes(self) -> list[NodeInfo]:
         return [NodeInfo(name=n, state="idle") for n in self.node_names]
 

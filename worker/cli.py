@@ -56,8 +56,12 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         client = await connect()
-        await runs.start_run(client, spec)
-        job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
+        if spec.scheduler == "slurm":
+            job_id: str | None = await runs.sbatch_for(spec)
+            await runs.start_run(client, spec)
+        else:
+            await runs.start_run(client, spec)
+            job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
         if args.json:
             print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id})
         else:

@@ -21,6 +21,7 @@ from temporalio.client import Client
 
 from activities.schedulers.local import LocalScheduler
 from worker import local_cluster, logs, runs, settings
+from worker.config import WorkerConfig
 from worker.devserver import DevServer
 from worker.render import timeline
 from worker.run_worker import build_worker
@@ -52,7 +53,7 @@ async def run_demo(nodes: int = 4, keep: bool = False) -> int:
             if not keep:
                 cleanup.callback(local_cluster.stop)
         client = await connect()
-        await cleanup.enter_async_context(build_worker(client, LocalScheduler(), "act"))
+        await cleanup.enter_async_context(build_worker(client, LocalScheduler(), WorkerConfig()))
         status = await _submit_and_follow(client, server)
     return _verdict(status)
 

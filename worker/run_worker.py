@@ -1,4 +1,4 @@
-"""The worker process: runs TrainingRun workflows and their activities against one scheduler."""
+"""The worker process: runs TrainingRun (and, on Slurm, SlurmDiscovery) against one scheduler."""
 
 from __future__ import annotations
 
@@ -9,14 +9,19 @@ from typing import Any
 
 import structlog
 from temporalio.client import Client
+from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
 from activities.actions import ActionActivities
 from activities.diagnose import DiagnoseActivities
-from activities.schedulers.base import Scheduler
+from activities.discovery import Discoverable, DiscoveryActivities
+from activities.schedulers.base import Scheduler, SchedulerError
 from activities.watch import WatchActivities
 from worker import settings
 from worker.config import WorkerConfig
+from worker.submit import TUNING
+from workflows.discovery import SlurmDiscovery
+from workflows.models import DiscoveryInput
 from workflows.training_run import TrainingRun
 
 log = structlog.get_logger("recovery.worker")
@@ -27,11 +32,20 @@ def make_scheduler(config: WorkerConfig) -> Scheduler:
         from activities.schedulers.local import LocalScheduler
 
         return LocalScheduler()
-    raise ValueError(f"unknown scheduler {config.scheduler!r}")
+    from activities.schedulers.slurm_factory import make_slurm_scheduler
+
+    slurm = config.slurm
+    return make_slurm_scheduler(
+        slurm.backend,
+        conf=slurm.conf,
+        restd_socket=slurm.restd_socket,
+        restd_url=slurm.restd_url,
+        token_file=slurm.token_file,
+    )
 
 
-def activities_for(scheduler: Scheduler, mode: str) -> list[Callable[..., Any]]:
-    actions = ActionActivities(scheduler, mode)
+def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
+    actions = ActionActivities(scheduler, config)
     watch = WatchActivities(scheduler)
     return [
         actions.submit_attempt,
@@ -48,30 +62,53 @@ def activities_for(scheduler: Scheduler, mode: str) -> list[Callable[..., Any]]:
     ]
 
 
-def build_worker(client: Client, scheduler: Scheduler, mode: str, task_queue: str | None = None) -> Worker:
+def build_worker(
+    client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None
+) -> Worker:
+    queue = task_queue or settings.task_queue()
+    workflows: list[type] = [TrainingRun]
+    activities = activities_for(scheduler, config)
+    if isinstance(scheduler, Discoverable) and config.discovery.enabled:
+        workflows.append(SlurmDiscovery)
+        discovery = DiscoveryActivities(scheduler, client, config.partitions, TUNING["slurm"])
+        activities.append(discovery.adopt_opted_in_jobs)
     return Worker(
         client,
-        task_queue=task_queue or settings.task_queue(),
-        workflows=[TrainingRun],
-        activities=activities_for(scheduler, mode),
+        task_queue=queue,
+        workflows=workflows,
+        activities=activities,
         max_concurrent_activities=1000,
     )
 
 
+async def ensure_discovery(client: Client, scheduler: Discoverable, config: WorkerConfig, queue: str) -> None:
+    """Start the cluster's discovery workflow unless it already runs (one per cluster)."""
+    try:
+        cluster = config.slurm.cluster or await scheduler.cluster_name()
+    except SchedulerError as e:
+        log.error("discovery not started: cannot ask Slurm for the cluster name", error=str(e))
+        return
+    inp = DiscoveryInput(interval_seconds=config.discovery.interval.total_seconds(), task_queue=queue)
+    try:
+        await client.start_workflow(
+            SlurmDiscovery.run, inp, id=f"recovery-discovery-{cluster}", task_queue=queue
+        )
+        log.info("discovery started", cluster=cluster)
+    except WorkflowAlreadyStartedError:
+        log.info("discovery already running", cluster=cluster)
+
+
 async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
-    mode = config.effective_mode
-    worker = build_worker(client, scheduler, mode)
+    queue = settings.task_queue()
+    worker = build_worker(client, scheduler, config, queue)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    log.info(
-        "worker started",
-        task_queue=worker.config().get("task_queue"),
-        scheduler=scheduler.name,
-        mode=mode,
-    )
     async with worker:
+        if isinstance(scheduler, Discoverable) and config.discovery.enabled:
+            await ensure_discovery(client, scheduler, config, queue)
+        log.info("worker started", task_queue=queue, scheduler=scheduler.name, mode=config.effective_mode)
         await stop.wait()
         log.info("worker stopping")

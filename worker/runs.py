@@ -13,12 +13,20 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributePair, TypedSearchAttributes
+from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from worker import settings
 from workflows import search_attributes as sa
-from workflows.models import CancelRequest, RunInput, RunSpec, RunState, RunStatus, RunSummary
+from workflows.models import (
+    CancelRequest,
+    RunInput,
+    RunSpec,
+    RunState,
+    RunStatus,
+    RunSummary,
+    SubmitRequest,
+)
 
 WORKFLOW = "TrainingRun"
 
@@ -27,7 +35,12 @@ class RunError(RuntimeError):
     """A run that cannot be found or acted on; the message is one line."""
 
 
-async def start_run(client: Client, spec: RunSpec) -> WorkflowHandle[object, RunStatus]:
+async def start_run(
+    client: Client,
+    spec: RunSpec,
+    task_queue: str | None = None,
+    reuse: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+) -> WorkflowHandle[object, RunStatus]:
     attrs = TypedSearchAttributes(
         [
             SearchAttributePair(sa.STATE, RunState.PENDING.value),
@@ -39,7 +52,8 @@ async def start_run(client: Client, spec: RunSpec) -> WorkflowHandle[object, Run
         WORKFLOW,
         RunInput(spec=spec),
         id=spec.run_id,
-        task_queue=settings.task_queue(),
+        task_queue=task_queue or settings.task_queue(),
+        id_reuse_policy=reuse,
         search_attributes=attrs,
         memo=memo(spec),
         result_type=RunStatus,
@@ -54,6 +68,24 @@ def memo(spec: RunSpec) -> dict[str, str]:
         "policy": spec.policy.name,
         "nodes": str(spec.nodes),
     }
+
+
+async def sbatch_for(spec: RunSpec) -> str:
+    """On Slurm the job is submitted here, as the user and with the user's environment (as
+    plain sbatch would); the run then adopts it. Its token lets discovery tell it is taken."""
+    from activities.schedulers.slurm import SlurmScheduler
+
+    request = SubmitRequest(
+        script=spec.script,
+        args=spec.args,
+        name=spec.name,
+        nodes=spec.nodes,
+        workdir=spec.workdir,
+        token=f"recovery:{spec.run_id}:0",
+    )
+    observation = await SlurmScheduler().submit(request)
+    spec.adopt_job_id = observation.job_id
+    return observation.job_id
 
 
 async def wait_for_job_id(client: Client, run_id: str, timeout: float) -> str | None:

@@ -121,6 +121,19 @@ class JobObservation(Model):
     user: str = ""
 
 
+class JobSubmission(Model):
+    """What adopting a job submitted outside recovery needs: enough to resubmit it if required."""
+
+    job_id: str
+    name: str
+    user: str
+    workdir: str
+    nodes: int = Field(ge=1)
+    script: str
+    comment: str = ""
+    partition: str = ""
+
+
 class NodeInfo(Model):
     name: str
     state: str
@@ -175,6 +188,7 @@ class Attempt(Model):
     started_at: datetime | None = None
     ended_at: datetime | None = None
     output_path: str | None = None
+    partition: str = ""
 
 
 class Evidence(Model):
@@ -333,6 +347,7 @@ class DiagnoseInput(Model):
 class RecordAdviceInput(Model):
     run_id: str
     advice: Advice
+    partition: str = ""  # a worker may only observe in some partitions
 
 
 class JobActionInput(Model):
@@ -413,3 +428,22 @@ class CancelRequest(Model):
     """Signal `cancel`: stop recovering; with `kill_job`, cancel the job too."""
 
     kill_job: bool = False
+
+
+class DiscoverInput(Model):
+    task_queue: str
+    interval_seconds: float = 30.0
+
+
+class DiscoverResult(Model):
+    seen: int = 0
+    started: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+
+
+class DiscoveryInput(Model):
+    """The SlurmDiscovery workflow's input: how often to look for opted-in jobs."""
+
+    interval_seconds: float = Field(default=30.0, gt=0)
+    task_queue: str
+    rounds_before_continue: int = Field(default=500, ge=1)

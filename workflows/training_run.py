@@ -217,7 +217,7 @@ class TrainingRun:
         self.rec.advice.append(advice)
         recorded = await workflow.execute_activity_method(
             ActionActivities.record_advice,
-            RecordAdviceInput(run_id=self.spec.run_id, advice=advice),
+            RecordAdviceInput(run_id=self.spec.run_id, advice=advice, partition=attempt.partition),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )

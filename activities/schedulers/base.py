@@ -69,3 +69,7 @@ class Scheduler(Protocol):
     async def nodes(self) -> list[NodeInfo]:
         """Every node and its state."""
         ...
+
+    def opted_in(self, observation: JobObservation) -> bool:
+        """Whether the job asked to be managed by recovery (checked before every mutation)."""
+        ...

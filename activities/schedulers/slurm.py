@@ -34,7 +34,14 @@ from activities.schedulers import slurm_parse as sp
 from activities.schedulers.base import JobNotFound, SchedulerError
 from activities.schedulers.slurm_commands import Completed, Runner, failed, raise_for, run_process, slurm_env
 from activities.schedulers.slurm_comment import parse_comment, submission_comment
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+from workflows.models import (
+    JobObservation,
+    JobState,
+    JobSubmission,
+    NodeInfo,
+    SubmitRequest,
+    TaskResult,
+)
 
 log = structlog.get_logger("recovery.slurm")
 
@@ -133,6 +140,10 @@ class SlurmScheduler:
         argv = ["scancel", "-v", _checked_id(job_id)]
         await self._run(argv, what=f"scancel {job_id}", errors_in_output=True)
 
+    def opted_in(self, observation: JobObservation) -> bool:
+        """Only jobs whose comment starts with `recovery` are ever acted on."""
+        return parse_comment(observation.comment).opted_in
+
     async def nodes(self) -> list[NodeInfo]:
         delims = sp.Delimiters.fresh()
         argv = ["sinfo", "-a", "-h", "-N", "-O", facts.sinfo_format(delims)]
@@ -161,6 +172,26 @@ class SlurmScheduler:
             nodes = await self.nodes()
             history = [_with_failed_nodes(r, nodes) for r in history]
         return history
+
+    async def submission(self, job_id: str) -> JobSubmission:
+        """A job as plain sbatch submitted it: its batch script (Slurm keeps a copy), working
+        directory, node count, name and owner, for a run that adopts it."""
+        checked = _checked_id(job_id)
+        shown = await self._run(["scontrol", "show", "job", "-o", checked], what=f"show job {job_id}")
+        fields = sp.parse_scontrol_job(shown.stdout)
+        script = await self._run(
+            ["scontrol", "write", "batch_script", checked, "-"], what=f"batch script of {job_id}"
+        )
+        return JobSubmission(
+            job_id=checked,
+            name=fields.get("JobName", ""),
+            user=fields.get("UserId", "").split("(", 1)[0],
+            workdir=fields.get("WorkDir", "/"),
+            nodes=sp.parse_int(fields.get("NumNodes", "1").split("-", 1)[0], 1),
+            script=script.stdout,
+            comment=fields.get("Comment", ""),
+            partition=fields.get("Partition", ""),
+        )
 
     async def cluster_name(self) -> str:
         """`ClusterName` from slurmctld's configuration (for run ids derived from cluster and job)."""

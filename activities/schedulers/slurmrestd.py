@@ -41,7 +41,7 @@ from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUna
 from activities.schedulers.slurm import SlurmScheduler
 from activities.schedulers.slurm_comment import parse_comment, submission_comment
 from activities.schedulers.slurm_states import map_state, node_state
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
+from workflows.models import JobObservation, JobState, JobSubmission, NodeInfo, SubmitRequest
 
 _PER_JOB_READS = 16  # up to this many ids: one GET per job; more: one GET of all jobs
 _INVALID_JOB_ID = 2017
@@ -156,6 +156,15 @@ class RestSlurmScheduler:
 
     async def runs(self, job_id: str) -> list[JobObservation]:
         return await self.commands.runs(job_id)
+
+    async def submission(self, job_id: str) -> JobSubmission:
+        return await self.commands.submission(job_id)
+
+    async def cluster_name(self) -> str:
+        return await self.commands.cluster_name()
+
+    def opted_in(self, observation: JobObservation) -> bool:
+        return self.commands.opted_in(observation)
 
     # --- reading -------------------------------------------------------------------------------
 

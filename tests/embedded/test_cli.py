@@ -38,7 +38,10 @@ def script(embedded: Embedded) -> Path:
 
 
 BAD_POLICIES = {
-    "unknown key": ("max_restarts: 2\nbackoff:\n  first: 1s\n  surprise: 3\n", ":4: unknown key 'backoff.surprise'"),
+    "unknown key": (
+        "max_restarts: 2\nbackoff:\n  first: 1s\n  surprise: 3\n",
+        ":4: unknown key 'backoff.surprise'",
+    ),
     "bad duration": ("backoff: {initial: soon}\n", ":1: key 'backoff.initial'"),
     "bad yaml": ("max_restarts: [1,\n", "not valid YAML"),
     "wrong type": ("max_restarts: many\n", ":1: key 'max_restarts'"),

@@ -16,6 +16,7 @@ from temporalio.testing import WorkflowEnvironment
 
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
+from worker.config import WorkerConfig
 from worker.run_worker import build_worker
 from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus
 from workflows.policy import Backoff, Policy
@@ -26,7 +27,7 @@ async def running(
     env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec, mode: str = "act"
 ) -> AsyncIterator[WorkflowHandle[object, RunStatus]]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(env.client, scheduler, mode, task_queue=queue):
+    async with build_worker(env.client, scheduler, WorkerConfig(mode=mode), task_queue=queue):
         handle = await env.client.start_workflow(
             "TrainingRun",
             RunInput(spec=spec),
