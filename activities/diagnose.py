@@ -6,6 +6,8 @@ they extend.
 
 from __future__ import annotations
 
+from typing import Protocol, runtime_checkable
+
 from temporalio import activity
 
 from activities.errors import scheduler_errors
@@ -32,11 +34,47 @@ class DiagnoseActivities:
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
         with scheduler_errors():
             nodes = await self.scheduler.nodes()
+            failed = await self._failed_run(inp)
         usable = [n.name for n in nodes if not unusable(n)]
-        diagnosis = from_scheduler_facts(inp.observation, inp.attempt.index)
-        diagnosis = with_node_facts(diagnosis, inp.observation, nodes)
+        if inp.symptom.kind == "crash":
+            diagnosis = from_scheduler_facts(failed, inp.attempt.index)
+        else:
+            diagnosis = still_running(inp.symptom.kind, inp.symptom.evidence[0].text, inp.attempt.index)
+        if inp.log_diagnosis is not None:
+            diagnosis = combine(inp.log_diagnosis, diagnosis)
+        diagnosis = with_node_facts(diagnosis, failed, nodes)
         diagnosis.evidence = inp.symptom.evidence
         return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable)
+
+    async def _failed_run(self, inp: DiagnoseInput) -> JobObservation:
+        """The failed run's own facts: when the scheduler already requeued the job by itself
+        (Slurm does on NODE_FAIL), its history says how that run ended."""
+        obs = inp.observation
+        if obs.restart_count <= inp.attempt.restart_count or not isinstance(self.scheduler, HasHistory):
+            return obs
+        past = await self.scheduler.runs(obs.job_id)
+        return next((r for r in past if r.restart_count == inp.attempt.restart_count), obs)
+
+
+@runtime_checkable
+class HasHistory(Protocol):
+    async def runs(self, job_id: str) -> list[JobObservation]: ...
+
+
+def still_running(kind: str, what: str, attempt_index: int) -> Diagnosis:
+    """A hang or slowdown of a job that is still allocated: restart it, terminating it first."""
+    return Diagnosis(
+        attempt_index=attempt_index, category="unknown", retryable=True, explanation=what, provider="watch"
+    )
+
+
+def combine(log: Diagnosis, facts: Diagnosis) -> Diagnosis:
+    """The log says what went wrong; the scheduler's word wins when it saw a node fail."""
+    lead = facts if facts.category == "hardware" else log
+    implicated = list(log.implicated) + [i for i in facts.implicated if i.node not in log.implicated_nodes]
+    explanation = log.explanation if lead is log else f"{facts.explanation}; the log shows: {log.explanation}"
+    provider = f"{log.provider}+{facts.provider}"
+    return lead.model_copy(update={"implicated": implicated, "provider": provider, "explanation": explanation})
 
 
 def unusable(node: NodeInfo) -> bool:

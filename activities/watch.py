@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from typing import Literal
 
 import structlog
 from temporalio import activity
 
 from activities.clock import utcnow
+from activities.logwatch import AttemptLog
+from activities.progress import ProgressRecord
 from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
 from workflows.models import (
     Attempt,
@@ -37,11 +40,21 @@ class WatchActivities:
     @activity.defn
     async def watch_attempt(self, inp: WatchInput) -> WatchResult:
         attempt = inp.attempt
+        log: AttemptLog | None = None
         while True:
             obs = await self._look(attempt)
             activity.heartbeat(obs.state if obs else "scheduler unavailable")
+            now = time.monotonic()
+            if obs is not None and log is None:
+                log = _open_log(obs, inp, now)
+            if log is not None:
+                log.poll(now)
             if obs is not None and attempt_over(obs, attempt):
-                return WatchResult(observation=obs, symptom=symptom_of(obs, attempt))
+                return _ended(obs, attempt, log, now)
+            if obs is not None and log is not None and obs.state is JobState.RUNNING:
+                news = _while_running(obs, inp, log, now)
+                if news is not None:
+                    return news
             await asyncio.sleep(inp.poll_seconds)
 
     @activity.defn
@@ -76,6 +89,71 @@ class WatchActivities:
         )
 
 
+def _open_log(obs: JobObservation, inp: WatchInput, now: float) -> AttemptLog | None:
+    """Start reading once the attempt has started and the scheduler named its output file."""
+    if obs.output_path is None or obs.started_at is None or obs.restart_count != inp.attempt.restart_count:
+        return None
+    trained = inp.attempt.first_step is not None
+    return AttemptLog(obs.output_path, inp.attempt.log_offset, obs.nodes, inp.policy, now, trained)
+
+
+def _while_running(obs: JobObservation, inp: WatchInput, log: AttemptLog, now: float) -> WatchResult | None:
+    """News worth a decision while the attempt still runs: first progress, a hang, a slowdown."""
+    attempt = inp.attempt
+    if inp.report_progress and attempt.first_step is None and log.first is not None:
+        return WatchResult(
+            event="progress",
+            observation=obs,
+            log_offset=log.offset,
+            first_step=log.first.step,
+            first_step_at=log.first_at,
+        )
+    hung = log.hung(now)
+    if hung is not None:
+        text = f"no progress for {hung.describe()}"
+        return _stuck("hang", obs, attempt, log, Evidence(source=log.path, text=text, line=_line(hung.last)))
+    if inp.policy.straggler.enabled and log.slow is not None:
+        text = f"straggling: {log.slow.describe()}"
+        return _stuck("straggler", obs, attempt, log, Evidence(source=log.path, text=text, line=log.slow.ref))
+    return None
+
+
+def _stuck(
+    kind: Literal["hang", "straggler"],
+    obs: JobObservation,
+    attempt: Attempt,
+    log: AttemptLog,
+    evidence: Evidence,
+) -> WatchResult:
+    symptom = Symptom(attempt_index=attempt.index, kind=kind, detected_at=utcnow(), evidence=[evidence])
+    return WatchResult(
+        event=kind,
+        observation=obs,
+        symptom=symptom,
+        log_diagnosis=log.diagnosis(attempt.index),
+        log_offset=log.offset,
+    )
+
+
+def _line(record: ProgressRecord | None) -> int | None:
+    return record.line if record is not None else None
+
+
+def _ended(obs: JobObservation, attempt: Attempt, log: AttemptLog | None, now: float) -> WatchResult:
+    if log is not None:
+        log.finish(now)
+    symptom = symptom_of(obs, attempt)
+    found = log.diagnosis(attempt.index) if log is not None else None
+    if symptom is not None and found is not None:
+        symptom.evidence = found.evidence[:5] + symptom.evidence
+    return WatchResult(
+        observation=obs,
+        symptom=symptom,
+        log_diagnosis=found if symptom is not None else None,
+        log_offset=log.offset if log is not None else attempt.log_offset,
+    )
+
+
 def attempt_over(obs: JobObservation, attempt: Attempt) -> bool:
     return obs.state.ended or obs.restart_count > attempt.restart_count
 
@@ -101,9 +179,7 @@ def scheduler_evidence(obs: JobObservation, attempt: Attempt) -> list[Evidence]:
     if obs.reason:
         summary += f": {obs.reason}"
     evidence = [Evidence(source="scheduler", text=summary)]
-    evidence += [
-        Evidence(source="scheduler", text=f"node {node} failed", node=node) for node in obs.failed_nodes
-    ]
+    evidence += [Evidence(source="scheduler", text=f"node {node} failed", node=node) for node in obs.failed_nodes]
     evidence += [
         Evidence(
             source="scheduler",

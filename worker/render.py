@@ -63,12 +63,14 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
     for act in status.actions:
         done = "done" if act.changed else "already done"
         lines.append(f"action  {act.kind} job {act.job_id}: {done} ({act.detail}) at {_t(act.at)}")
+    for m in status.milestones:
+        if m.name in ("progress_started", "progress_restored", "completed", "gave_up", "cancelled"):
+            attempt = "" if m.attempt_index is None else f" attempt #{m.attempt_index}"
+            lines.append(f"milestone  {m.name.replace('_', ' ')}{attempt} at {_t(m.at)} {m.detail}".rstrip())
     lines += _latencies(status)
     g = status.goodput
     if g.ettr is not None:
-        lines.append(
-            f"goodput  ETTR {g.ettr:.2f}  productive {g.productive_seconds:.0f}s of {g.elapsed_seconds:.0f}s"
-        )
+        lines.append(f"goodput  ETTR {g.ettr:.2f}  productive {g.productive_seconds:.0f}s of {g.elapsed_seconds:.0f}s")
     if ui_url:
         lines.append(f"Temporal UI: {ui_url}")
     return "\n".join(lines)

@@ -189,6 +189,8 @@ class Attempt(Model):
     ended_at: datetime | None = None
     output_path: str | None = None
     partition: str = ""
+    log_offset: int = 0  # where this attempt's output starts in an output file kept across requeues
+    first_step: int | None = None  # the first progress step this attempt reported
 
 
 class Evidence(Model):
@@ -316,6 +318,8 @@ class WatchInput(Model):
     run_id: str
     attempt: Attempt
     poll_seconds: float
+    policy: Policy
+    report_progress: bool = True  # return at the attempt's first progress (for its milestone)
 
 
 class AdoptInput(Model):
@@ -333,8 +337,16 @@ class AwaitRequeueInput(Model):
 
 
 class WatchResult(Model):
+    """Why the watch returned: the attempt `ended`, made its first `progress`, or is stuck
+    (`hang`) or slow (`straggler`) while still running."""
+
+    event: Literal["ended", "progress", "hang", "straggler"] = "ended"
     observation: JobObservation
     symptom: Symptom | None = None
+    log_diagnosis: Diagnosis | None = None
+    log_offset: int = 0
+    first_step: int | None = None
+    first_step_at: datetime | None = None
 
 
 class DiagnoseInput(Model):
@@ -342,6 +354,7 @@ class DiagnoseInput(Model):
     attempt: Attempt
     observation: JobObservation
     symptom: Symptom
+    log_diagnosis: Diagnosis | None = None
 
 
 class RecordAdviceInput(Model):

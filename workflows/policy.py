@@ -68,6 +68,26 @@ class Backoff(_Section):
         return min(self.max, timedelta(seconds=grown))
 
 
+class Hang(_Section):
+    """No progress for longer than a timeout learned from the run's own step intervals, kept
+    between `min_timeout` and `max_timeout`; longer grace before the first step and while a
+    checkpoint is being saved."""
+
+    min_timeout: Duration = timedelta(minutes=5)
+    max_timeout: Duration = timedelta(minutes=60)
+    startup_grace: Duration = timedelta(minutes=30)
+    checkpoint_grace: Duration = timedelta(minutes=20)
+
+
+class Straggler(_Section):
+    """A throughput drop of at least `min_drop` below the recent healthy baseline, sustained
+    for `sustain`. Detection always runs; acting on it is opt-in (`enabled`)."""
+
+    enabled: bool = False
+    min_drop: float = Field(default=0.15, gt=0, lt=1)
+    sustain: Duration = timedelta(minutes=10)
+
+
 class Policy(_Section):
     name: str = "default"
     max_restarts: int = Field(default=5, ge=0)
@@ -75,3 +95,5 @@ class Policy(_Section):
     exclude_implicated_nodes: bool = True
     max_excluded_nodes: int = Field(default=4, ge=0)
     on_unsatisfiable: Literal["wait", "drop_oldest_exclusion", "give_up"] = "wait"
+    hang: Hang = Hang()
+    straggler: Straggler = Straggler()

@@ -68,6 +68,7 @@ class TrainingRun:
         self.tuning = inp.spec.tuning
         self._cancel: CancelRequest | None = None
         self._published: dict[str, Any] = {}
+        self._log_end = 0
 
     # --- signals and query ---------------------------------------------------------------
 
@@ -147,17 +148,26 @@ class TrainingRun:
             await self._cancel_run(attempt)
             return
         self._update_attempt(attempt, result.observation)
+        if result.event == "progress":
+            self._progress_made(attempt, result)
+            return
         if result.symptom is None:
             self._milestone("completed", result.observation.ended_at, attempt.index)
             self._finish(RunState.COMPLETED, "")
             return
+        self._log_end = result.log_offset  # the successor's output starts here
         await self._recover(attempt, result)
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
         """The watch result, or None when a cancel signal arrived first."""
         watch = workflow.start_activity_method(
             WatchActivities.watch_attempt,
-            WatchInput(run_id=self.spec.run_id, attempt=attempt, poll_seconds=self.tuning.poll_seconds),
+            WatchInput(
+                run_id=self.spec.run_id,
+                attempt=self.rec.attempts[attempt.index],
+                poll_seconds=self.tuning.poll_seconds,
+                policy=self.spec.policy,
+            ),
             start_to_close_timeout=timedelta(days=30),
             heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
             retry_policy=FOREVER,
@@ -170,6 +180,15 @@ class TrainingRun:
         with contextlib.suppress(ActivityError):
             await watch  # the watch acknowledges before the run says it stopped watching
         return None
+
+    def _progress_made(self, attempt: Attempt, result: WatchResult) -> None:
+        """An attempt's first progress: training runs (again); a restart is only done now."""
+        current = self.rec.attempts[attempt.index]
+        self.rec.attempts[attempt.index] = current.model_copy(
+            update={"first_step": result.first_step, "log_offset": result.log_offset}
+        )
+        name = "progress_restored" if attempt.index > 0 else "progress_started"
+        self._milestone(name, result.first_step_at, attempt.index, f"step {result.first_step}")
 
     async def _recover(self, attempt: Attempt, result: WatchResult) -> None:
         assert result.symptom is not None
@@ -199,6 +218,7 @@ class TrainingRun:
                 attempt=attempt,
                 observation=result.observation,
                 symptom=result.symptom,
+                log_diagnosis=result.log_diagnosis,
             ),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
@@ -287,6 +307,7 @@ class TrainingRun:
             job_id=attempt.job_id,
             restart_count=attempt.restart_count + 1,
             excluded_nodes=advice.excluded_nodes,
+            log_offset=self._log_end,
         )
         await self._start_successor(attempt, successor, advice)
 
@@ -393,9 +414,13 @@ class TrainingRun:
     def _update_attempt(self, attempt: Attempt, obs: JobObservation) -> None:
         if obs.restart_count != attempt.restart_count:
             return  # the observation already describes a later attempt
-        fresh = attempt_from(obs, attempt.index)
-        self.rec.attempts[attempt.index] = fresh.model_copy(
-            update={"excluded_nodes": obs.excluded_nodes or attempt.excluded_nodes}
+        known = self.rec.attempts[attempt.index]
+        self.rec.attempts[attempt.index] = attempt_from(obs, attempt.index).model_copy(
+            update={
+                "excluded_nodes": obs.excluded_nodes or known.excluded_nodes,
+                "log_offset": known.log_offset,
+                "first_step": known.first_step,
+            }
         )
 
     def _record_action(self, action: Action, attempt_index: int) -> None:

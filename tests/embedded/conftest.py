@@ -85,6 +85,7 @@ class Embedded:
         steps: int = 12,
         fault_step: int = 4,
         fault_rank: int | None = None,
+        fault_kind: str = "crash",
     ) -> Path:
         """A copy of the demo's checkpointing job in its own directory, with a fault if asked."""
         workdir = self.home / "jobs" / f"{name}-{uuid.uuid4().hex[:6]}"
@@ -94,7 +95,7 @@ class Embedded:
         fault = ""
         if fault_node or fault_rank is not None:
             fault = textwrap.dedent(f"""\
-                export RECOVERY_EXAMPLE_FAULT=crash
+                export RECOVERY_EXAMPLE_FAULT={fault_kind}
                 export RECOVERY_EXAMPLE_FAULT_NODE={fault_node or ""}
                 export RECOVERY_EXAMPLE_FAULT_RANK={"" if fault_rank is None else fault_rank}
                 export RECOVERY_EXAMPLE_FAULT_STEP={fault_step}

@@ -15,13 +15,11 @@ from worker import runs
 from worker.submit import build_spec
 from workflows.models import RunSpec, RunStatus, Tuning
 
-FAST = Tuning(
-    poll_seconds=0.1, heartbeat_timeout_seconds=3, action_timeout_seconds=3, verify_timeout_seconds=60
-)
+FAST = Tuning(poll_seconds=0.1, heartbeat_timeout_seconds=3, action_timeout_seconds=3, verify_timeout_seconds=60)
 
 
-async def start(client: Client, script: Path) -> RunSpec:
-    spec = build_spec(str(script), [], "local", "default", None, None, script.parent)
+async def start(client: Client, script: Path, policy: str = "default") -> RunSpec:
+    spec = build_spec(str(script), [], "local", policy, None, None, script.parent)
     spec.tuning = FAST
     await runs.start_run(client, spec)
     return spec

@@ -6,7 +6,7 @@ resumes from the latest checkpoint. It prints one progress line per step:
     recovery-progress step=12 total=30 rank=0 loss=0.4123
 
 Faults for demonstrations, on the first attempt only (SLURM_RESTART_COUNT=0), by environment:
-RECOVERY_EXAMPLE_FAULT=crash, RECOVERY_EXAMPLE_FAULT_NODE=<node> (or RECOVERY_EXAMPLE_FAULT_RANK=<rank>),
+RECOVERY_EXAMPLE_FAULT=crash|hang, RECOVERY_EXAMPLE_FAULT_NODE=<node> (or RECOVERY_EXAMPLE_FAULT_RANK=<rank>),
 RECOVERY_EXAMPLE_FAULT_STEP=<n>.
 """
 
@@ -54,10 +54,13 @@ def maybe_fail(step: int, node: str, restart: int) -> None:
     targeted = node == os.environ.get("RECOVERY_EXAMPLE_FAULT_NODE") or (
         rank is not None and rank == os.environ.get("RECOVERY_EXAMPLE_FAULT_RANK")
     )
-    if restart or fault != "crash" or not targeted:
+    if restart or fault not in ("crash", "hang") or not targeted:
         return
     if step != int(os.environ.get("RECOVERY_EXAMPLE_FAULT_STEP", "1")):
         return
+    if fault == "hang":  # stuck as in a collective whose peer never comes: alive, silent
+        while True:
+            time.sleep(3600)
     say(f"[{node}] NVRM: Xid (PCI:0000:3b:00): 79, pid={os.getpid()}, GPU has fallen off the bus.")
     say("RuntimeError: CUDA error: unspecified launch failure")
     sys.exit(1)

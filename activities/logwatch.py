@@ -1,0 +1,98 @@
+"""Following one attempt's output while it runs: signatures, progress, hangs and stragglers.
+
+The watch activity owns one `AttemptLog` per attempt. It reads only what the attempt wrote
+(from the byte offset where the previous attempt's reading stopped, since output files are
+appended across requeues), feeds the detectors with the times it read things, and turns what
+they found into the shared models.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from activities.clock import utcnow
+from activities.hang import HangConfig, HangDetector, HangVerdict
+from activities.progress import ProgressRecord
+from activities.signatures.diagnosis import LogDiagnoser
+from activities.signatures.result import LogDiagnosis
+from activities.signatures.scanner import FileFollower
+from activities.straggler import StragglerConfig, StragglerDetector, StragglerVerdict
+from workflows.models import Diagnosis, Evidence, ImplicatedNode
+from workflows.policy import Policy
+
+
+class AttemptLog:
+    def __init__(self, path: str, offset: int, nodes: list[str], policy: Policy, now: float, trained: bool) -> None:
+        self.path = path
+        self.layout = dict(enumerate(nodes))  # one task per node: rank i runs on the i-th node
+        self.follower = FileFollower(path)
+        self.follower.offset = offset
+        self.diagnoser = LogDiagnoser(layout=self.layout)
+        self.hang = HangDetector(hang_config(policy), started_at=now)
+        if trained:  # a later watch of an attempt that already made progress: no startup grace
+            self.hang.progress(ProgressRecord(), now)
+        sustain = policy.straggler.sustain.total_seconds()
+        self.straggler = StragglerDetector(StragglerConfig(min_drop=policy.straggler.min_drop, sustain=sustain))
+        self.first: ProgressRecord | None = None
+        self.first_at: datetime | None = None
+        self.slow: StragglerVerdict | None = None
+
+    @property
+    def offset(self) -> int:
+        return self.follower.offset
+
+    def poll(self, now: float) -> None:
+        while (chunk := self.follower.poll()) is not None:
+            if chunk.reset:  # truncated or replaced: what we knew of it is gone
+                self.diagnoser = LogDiagnoser(layout=self.layout)
+            if chunk.data:
+                self.hang.output(now)
+            for record in self.diagnoser.feed(chunk.data):
+                self._progress(record, now)
+
+    def finish(self, now: float) -> None:
+        self.poll(now)
+        for record in self.diagnoser.finish():
+            self._progress(record, now)
+
+    def _progress(self, record: ProgressRecord, now: float) -> None:
+        self.hang.progress(record, now)
+        if self.first is None and record.step is not None:
+            self.first, self.first_at = record, utcnow()
+        # Synchronous training runs at the pace of its slowest rank: one rank's rate tells it.
+        if record.rate is not None and record.rank in (None, 0):
+            verdict = self.straggler.add(now, record.rate, ref=record.line, checkpoint=record.checkpoint is not None)
+            self.slow = verdict or self.slow
+
+    def hung(self, now: float) -> HangVerdict | None:
+        return self.hang.check(now)
+
+    def diagnosis(self, attempt_index: int) -> Diagnosis | None:
+        return to_diagnosis(self.diagnoser.diagnosis(), attempt_index, self.path)
+
+
+def hang_config(policy: Policy) -> HangConfig:
+    hang = policy.hang
+    return HangConfig(
+        min_timeout=hang.min_timeout.total_seconds(),
+        max_timeout=max(hang.max_timeout, hang.min_timeout).total_seconds(),
+        startup_grace=hang.startup_grace.total_seconds(),
+        checkpoint_grace=hang.checkpoint_grace.total_seconds(),
+    )
+
+
+def to_diagnosis(found: LogDiagnosis, attempt_index: int, source: str) -> Diagnosis | None:
+    """The log's own account, as a Diagnosis the decide step can use; None for a healthy log."""
+    if found.symptom == "none" or found.category == "none":
+        return None
+    first = found.evidence[0] if found.evidence else None
+    where = f"{first.signature} at {source}:{first.line}" if first else source
+    return Diagnosis(
+        attempt_index=attempt_index,
+        category=found.category,
+        retryable=True if found.retryable is None else found.retryable,
+        implicated=[ImplicatedNode(node=n, reason=f"named by {where}") for n in found.implicated.nodes],
+        explanation=found.explanation or where,
+        provider="log",
+        evidence=[Evidence(source=source, line=e.line, text=e.text, signature=e.signature) for e in found.evidence],
+    )
