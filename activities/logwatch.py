@@ -8,11 +8,13 @@ they found into the shared models.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from activities.clock import utcnow
 from activities.hang import HangConfig, HangDetector, HangVerdict
-from activities.progress import ProgressRecord
+from activities.progress import ProgressParser, ProgressRecord
+from activities.signatures.catalog import Catalog
 from activities.signatures.diagnosis import LogDiagnoser
 from activities.signatures.result import LogDiagnosis
 from activities.signatures.scanner import FileFollower
@@ -21,13 +23,35 @@ from workflows.models import Diagnosis, Evidence, ImplicatedNode
 from workflows.policy import Policy
 
 
+@dataclass(frozen=True)
+class LogReading:
+    """Site settings for reading logs: signature overrides and extra progress patterns."""
+
+    catalog: Catalog | None = None
+    progress_patterns: tuple[str, ...] = ()
+
+    def diagnoser(self, layout: dict[int, str]) -> LogDiagnoser:
+        progress = ProgressParser(self.progress_patterns) if self.progress_patterns else None
+        return LogDiagnoser(self.catalog, layout=layout, progress=progress)
+
+
 class AttemptLog:
-    def __init__(self, path: str, offset: int, nodes: list[str], policy: Policy, now: float, trained: bool) -> None:
+    def __init__(
+        self,
+        path: str,
+        offset: int,
+        nodes: list[str],
+        policy: Policy,
+        now: float,
+        trained: bool,
+        reading: LogReading | None = None,
+    ) -> None:
         self.path = path
         self.layout = dict(enumerate(nodes))  # one task per node: rank i runs on the i-th node
+        self.reading = reading or LogReading()
         self.follower = FileFollower(path)
         self.follower.offset = offset
-        self.diagnoser = LogDiagnoser(layout=self.layout)
+        self.diagnoser = self.reading.diagnoser(self.layout)
         self.hang = HangDetector(hang_config(policy), started_at=now)
         if trained:  # a later watch of an attempt that already made progress: no startup grace
             self.hang.progress(ProgressRecord(), now)
@@ -44,7 +68,7 @@ class AttemptLog:
     def poll(self, now: float) -> None:
         while (chunk := self.follower.poll()) is not None:
             if chunk.reset:  # truncated or replaced: what we knew of it is gone
-                self.diagnoser = LogDiagnoser(layout=self.layout)
+                self.diagnoser = self.reading.diagnoser(self.layout)
             if chunk.data:
                 self.hang.output(now)
             for record in self.diagnoser.feed(chunk.data):

@@ -15,7 +15,7 @@ import structlog
 from temporalio import activity
 
 from activities.clock import utcnow
-from activities.logwatch import AttemptLog
+from activities.logwatch import AttemptLog, LogReading
 from activities.progress import ProgressRecord
 from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
 from workflows.models import (
@@ -34,8 +34,9 @@ log = structlog.get_logger("recovery.watch")
 
 
 class WatchActivities:
-    def __init__(self, scheduler: Scheduler) -> None:
+    def __init__(self, scheduler: Scheduler, reading: LogReading | None = None) -> None:
         self.scheduler = scheduler
+        self.reading = reading or LogReading()
 
     @activity.defn
     async def watch_attempt(self, inp: WatchInput) -> WatchResult:
@@ -46,7 +47,7 @@ class WatchActivities:
             activity.heartbeat(obs.state if obs else "scheduler unavailable")
             now = time.monotonic()
             if obs is not None and log is None:
-                log = _open_log(obs, inp, now)
+                log = _open_log(obs, inp, now, self.reading)
             if log is not None:
                 log.poll(now)
             if obs is not None and attempt_over(obs, attempt):
@@ -89,12 +90,12 @@ class WatchActivities:
         )
 
 
-def _open_log(obs: JobObservation, inp: WatchInput, now: float) -> AttemptLog | None:
+def _open_log(obs: JobObservation, inp: WatchInput, now: float, reading: LogReading) -> AttemptLog | None:
     """Start reading once the attempt has started and the scheduler named its output file."""
     if obs.output_path is None or obs.started_at is None or obs.restart_count != inp.attempt.restart_count:
         return None
     trained = inp.attempt.first_step is not None
-    return AttemptLog(obs.output_path, inp.attempt.log_offset, obs.nodes, inp.policy, now, trained)
+    return AttemptLog(obs.output_path, inp.attempt.log_offset, obs.nodes, inp.policy, now, trained, reading)
 
 
 def _while_running(obs: JobObservation, inp: WatchInput, log: AttemptLog, now: float) -> WatchResult | None:

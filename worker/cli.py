@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from activities.progress import ProgressError
 from activities.schedulers.base import SchedulerError
+from activities.signatures.catalog import CatalogError
 from worker import cli_cluster, cli_diagnose, settings
 from worker.config import ConfigError
 from worker.devserver import DevServer, DevServerError
@@ -129,7 +131,7 @@ def cmd_signal(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from worker import logs
     from worker.config import load_config
-    from worker.run_worker import make_scheduler, serve
+    from worker.run_worker import log_reading, make_scheduler, serve
 
     config = load_config(args.config or (str(p) if (p := settings.config_path()) else None))
     overrides = {"scheduler": args.scheduler, "mode": args.mode, "metrics": args.metrics}
@@ -138,6 +140,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
     logs.configure()
     scheduler = make_scheduler(config)
+    log_reading(config)  # a bad signature file or progress pattern stops here, in one line
 
     async def go() -> int:
         await serve(await connect(metrics=config.metrics), scheduler, config)
@@ -242,6 +245,8 @@ def dispatch(argv: list[str] | None = None) -> int:
         DevServerError,
         PolicyError,
         ConfigError,
+        CatalogError,
+        ProgressError,
         SubmitError,
         RunError,
         SchedulerError,

@@ -44,6 +44,8 @@ class WorkerConfig(_Section):
     partitions: list[str] | None = None  # manage opted-in jobs in these partitions only
     observe_partitions: list[str] = Field(default_factory=list)  # narrow `act` to observe here
     metrics: str | None = None  # HOST:PORT for Prometheus
+    signatures: list[str] = Field(default_factory=list)  # YAML files that add or override signatures by id
+    progress_patterns: list[str] = Field(default_factory=list)  # regexes with a named group `step`
     slurm: SlurmConfig = SlurmConfig()
     discovery: DiscoveryConfig = DiscoveryConfig()
 

@@ -15,7 +15,10 @@ from temporalio.worker import Worker
 from activities.actions import ActionActivities
 from activities.diagnose import DiagnoseActivities
 from activities.discovery import Discoverable, DiscoveryActivities
+from activities.logwatch import LogReading
+from activities.progress import ProgressParser
 from activities.schedulers.base import Scheduler, SchedulerError
+from activities.signatures.catalog import load_catalog
 from activities.watch import WatchActivities
 from worker import settings
 from worker.config import WorkerConfig
@@ -44,9 +47,16 @@ def make_scheduler(config: WorkerConfig) -> Scheduler:
     )
 
 
+def log_reading(config: WorkerConfig) -> LogReading:
+    """Checked at start-up: a bad override file stops the worker with one line, not a run later."""
+    catalog = load_catalog(*config.signatures) if config.signatures else None
+    ProgressParser(config.progress_patterns)  # raises ProgressError on a bad pattern
+    return LogReading(catalog, tuple(config.progress_patterns))
+
+
 def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, config)
-    watch = WatchActivities(scheduler)
+    watch = WatchActivities(scheduler, log_reading(config))
     return [
         actions.submit_attempt,
         actions.adopt_attempt,
@@ -62,9 +72,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
     ]
 
 
-def build_worker(
-    client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None
-) -> Worker:
+def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None) -> Worker:
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun]
     activities = activities_for(scheduler, config)
@@ -90,9 +98,7 @@ async def ensure_discovery(client: Client, scheduler: Discoverable, config: Work
         return
     inp = DiscoveryInput(interval_seconds=config.discovery.interval.total_seconds(), task_queue=queue)
     try:
-        await client.start_workflow(
-            SlurmDiscovery.run, inp, id=f"recovery-discovery-{cluster}", task_queue=queue
-        )
+        await client.start_workflow(SlurmDiscovery.run, inp, id=f"recovery-discovery-{cluster}", task_queue=queue)
         log.info("discovery started", cluster=cluster)
     except WorkflowAlreadyStartedError:
         log.info("discovery already running", cluster=cluster)

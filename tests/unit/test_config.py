@@ -14,9 +14,7 @@ def test_defaults_follow_the_scheduler() -> None:
 
 
 def test_partitions_narrow_to_observe_only() -> None:
-    config = WorkerConfig(
-        scheduler="slurm", mode="act", partitions=["gpu", "debug"], observe_partitions=["gpu"]
-    )
+    config = WorkerConfig(scheduler="slurm", mode="act", partitions=["gpu", "debug"], observe_partitions=["gpu"])
     assert config.mode_for("gpu") == "observe" and config.mode_for("debug") == "act"
     assert config.manages("debug") and not config.manages("cpu")
     assert WorkerConfig(mode="observe").mode_for("debug") == "observe"
@@ -47,3 +45,17 @@ def test_errors(tmp_path: Path, text: str, message: str) -> None:
 def test_missing_file() -> None:
     with pytest.raises(ConfigError, match="cannot read config file"):
         load_config("/nonexistent/worker.yaml")
+
+
+def test_bad_signature_override_and_progress_pattern_stop_the_worker_early(tmp_path: Path) -> None:
+    from activities.progress import ProgressError
+    from activities.signatures.catalog import CatalogError
+    from worker.run_worker import log_reading
+
+    bad = tmp_path / "sigs.yaml"
+    bad.write_text("- id: x\n")
+    with pytest.raises(CatalogError, match="sigs.yaml"):
+        log_reading(WorkerConfig(signatures=[str(bad)]))
+    with pytest.raises(ProgressError, match="progress pattern 1"):
+        log_reading(WorkerConfig(progress_patterns=["step=("]))
+    assert log_reading(WorkerConfig()).catalog is None
