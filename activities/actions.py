@@ -191,18 +191,14 @@ class ActionActivities:
         if not self.scheduler.opted_in(obs):
             raise PermanentActionError(f"job {obs.job_id} did not opt in to recovery")
         if not self.config.manages(obs.partition):
-            raise PermanentActionError(
-                f"job {obs.job_id} is in partition {obs.partition!r}, not managed here"
-            )
+            raise PermanentActionError(f"job {obs.job_id} is in partition {obs.partition!r}, not managed here")
         if self.config.mode_for(obs.partition) != "act":
             raise PermanentActionError("this worker only observes here: no scheduler changes")
 
     @staticmethod
     def _require_requeued(obs: JobObservation, inp: JobActionInput) -> None:
         if obs.restart_count <= inp.restart_count:
-            raise PermanentActionError(
-                f"job {inp.job_id} was not requeued (restart count {obs.restart_count})"
-            )
+            raise PermanentActionError(f"job {inp.job_id} was not requeued (restart count {obs.restart_count})")
 
     @staticmethod
     def _done(inp: JobActionInput, kind: ActionKind, changed: bool, detail: str) -> Action:

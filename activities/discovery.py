@@ -46,9 +46,7 @@ class Discoverable(Protocol):
 
 
 class DiscoveryActivities:
-    def __init__(
-        self, scheduler: Discoverable, client: Client, partitions: list[str] | None, tuning: Tuning
-    ) -> None:
+    def __init__(self, scheduler: Discoverable, client: Client, partitions: list[str] | None, tuning: Tuning) -> None:
         self.scheduler = scheduler
         self.client = client
         self.partitions = partitions
@@ -71,9 +69,7 @@ class DiscoveryActivities:
                 self._handled.add(job.job_id)
         return result
 
-    async def _adopt(
-        self, job: JobObservation, cluster: str, task_queue: str, result: DiscoverResult
-    ) -> str | None:
+    async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: DiscoverResult) -> str | None:
         comment = parse_comment(job.comment)
         if comment.run_id and _younger_than(job, SUBMITTER_GRACE):
             return None  # `recovery submit` starts this run itself, with the user's policy

@@ -151,9 +151,7 @@ class StragglerDetector:
         if self.verdict is not None and self.verdict.since <= first_t:
             first_t, first_ref = self.verdict.since, self.verdict.ref  # the same slowdown goes on
         current = statistics.median(rate for _, rate, _, _ in self._window)
-        return StragglerVerdict(
-            since=first_t, ref=first_ref, baseline=center, current=current, threshold=threshold
-        )
+        return StragglerVerdict(since=first_t, ref=first_ref, baseline=center, current=current, threshold=threshold)
 
 
 @dataclass(frozen=True)
@@ -172,9 +170,7 @@ def slow_ranks(
     min_samples: int = 3,
 ) -> list[SlowRank]:
     """Ranks whose median step time stands out above the others', slowest first."""
-    medians = {
-        rank: statistics.median(times) for rank, times in step_times.items() if len(times) >= min_samples
-    }
+    medians = {rank: statistics.median(times) for rank, times in step_times.items() if len(times) >= min_samples}
     if len(medians) < 3:
         return []  # with fewer ranks there is no majority to compare against
     typical, spread = robust_center(medians.values())

@@ -219,9 +219,7 @@ def _wait_answer(proc: subprocess.Popen[bytes] | None, timeout: float) -> wire.P
 def _failure(proc: subprocess.Popen[bytes]) -> ClusterError:
     lines = log_path().read_text(errors="replace").strip().splitlines()
     last = lines[-1] if lines else "no output"
-    return ClusterError(
-        f"the local cluster daemon exited with status {proc.returncode}: {last} (see {log_path()})"
-    )
+    return ClusterError(f"the local cluster daemon exited with status {proc.returncode}: {last} (see {log_path()})")
 
 
 def _wait_exit(pid: int, timeout: float) -> bool:

@@ -33,9 +33,7 @@ class Daemon:
     async def serve(self, pid_path: Path) -> None:
         await self.cluster.recover()
         self.socket_path.unlink(missing_ok=True)
-        server = await asyncio.start_unix_server(
-            self._handle, path=str(self.socket_path), limit=wire.LINE_LIMIT
-        )
+        server = await asyncio.start_unix_server(self._handle, path=str(self.socket_path), limit=wire.LINE_LIMIT)
         # Whoever can write to the socket can run programs as us.
         self.socket_path.chmod(0o600)
         _write_pid(pid_path)

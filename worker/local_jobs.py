@@ -106,11 +106,7 @@ class LocalCluster:
         for job in self.jobs.values():
             if job.state is not JobState.RUNNING:
                 continue
-            alive = [
-                pgid
-                for pgid in job.pgids.values()
-                if local_procs.group_is_ours(pgid, self.cluster_id, job.id)
-            ]
+            alive = [pgid for pgid in job.pgids.values() if local_procs.group_is_ours(pgid, self.cluster_id, job.id)]
             orphans += alive
             job.state = JobState.NODE_FAIL
             job.reason = "local cluster daemon restarted"
@@ -293,9 +289,7 @@ class LocalCluster:
         for job in self.jobs.values():
             if job.state is not JobState.PENDING or job.held:
                 continue
-            usable = [
-                node for node in self.nodes.values() if not node.down and node.name not in job.excluded_nodes
-            ]
+            usable = [node for node in self.nodes.values() if not node.down and node.name not in job.excluded_nodes]
             free = [node.name for node in usable if node.job_id is None]
             if len(free) >= job.nodes_wanted:
                 self._allocate(job, free[: job.nodes_wanted])
@@ -380,9 +374,7 @@ class LocalCluster:
             # Stopped while this copy was being started; the kill round may have missed it.
             local_procs.signal_group(proc.pid, signal.SIGKILL)
 
-    async def _reap(
-        self, run: Execution, job: JobRecord, node: str, proc: asyncio.subprocess.Process
-    ) -> None:
+    async def _reap(self, run: Execution, job: JobRecord, node: str, proc: asyncio.subprocess.Process) -> None:
         returncode = await proc.wait()
         self._task_ended(run, job, node, returncode)
 
@@ -419,9 +411,7 @@ class LocalCluster:
             if task in pending:
                 local_procs.signal_group(run.procs[node].pid, signal.SIGKILL)
 
-    async def _stop(
-        self, run: Execution, outcome: Outcome, reason: str = "", failed: list[str] | None = None
-    ) -> bool:
+    async def _stop(self, run: Execution, outcome: Outcome, reason: str = "", failed: list[str] | None = None) -> bool:
         """End a running attempt as `outcome` and wait until its copies are gone.
 
         Returns False if something else had already decided how the attempt ends; the caller

@@ -140,9 +140,7 @@ def load(path: Path, node_count: int) -> ClusterState:
     for number in range(1, node_count + 1):
         name = f"node{number}"
         old = saved.get(name)
-        state.nodes.append(
-            NodeRecord(name=name, down=old.down, reason=old.reason) if old else NodeRecord(name=name)
-        )
+        state.nodes.append(NodeRecord(name=name, down=old.down, reason=old.reason) if old else NodeRecord(name=name))
     return state
 
 

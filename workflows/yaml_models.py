@@ -28,9 +28,7 @@ def read_text(path: str, what: str, error: type[YamlModelError] = YamlModelError
         raise error(f"{path}: cannot read {what} file: not UTF-8 text") from None
 
 
-def parse_model(
-    text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError
-) -> M:
+def parse_model(text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError) -> M:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as e:

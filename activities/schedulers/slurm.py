@@ -179,9 +179,7 @@ class SlurmScheduler:
         checked = _checked_id(job_id)
         shown = await self._run(["scontrol", "show", "job", "-o", checked], what=f"show job {job_id}")
         fields = sp.parse_scontrol_job(shown.stdout)
-        script = await self._run(
-            ["scontrol", "write", "batch_script", checked, "-"], what=f"batch script of {job_id}"
-        )
+        script = await self._run(["scontrol", "write", "batch_script", checked, "-"], what=f"batch script of {job_id}")
         return JobSubmission(
             job_id=checked,
             name=fields.get("JobName", ""),
@@ -221,9 +219,7 @@ class SlurmScheduler:
         """Observations for squeue rows: exclusions, and for failed jobs steps and node states."""
         return await self._complete_with(await self._with_exclusions(jobs, fresh))
 
-    async def _complete_with(
-        self, detailed: list[tuple[facts.SqueueJob, list[str]]]
-    ) -> dict[str, JobObservation]:
+    async def _complete_with(self, detailed: list[tuple[facts.SqueueJob, list[str]]]) -> dict[str, JobObservation]:
         failing = [job for job, _ in detailed if facts.needs_failure_facts(job.state[0])]
         tasks = await self.tasks_of([(j.job_id, j.restart_count) for j in failing]) if failing else {}
         node_list = await self.nodes() if failing else []

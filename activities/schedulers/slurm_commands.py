@@ -70,9 +70,7 @@ class Runner(Protocol):
     ) -> Completed: ...
 
 
-async def run_process(
-    argv: Sequence[str], *, input: bytes | None, env: Mapping[str, str], timeout: float
-) -> Completed:
+async def run_process(argv: Sequence[str], *, input: bytes | None, env: Mapping[str, str], timeout: float) -> Completed:
     try:
         proc = await asyncio.create_subprocess_exec(
             *argv,
@@ -82,9 +80,7 @@ async def run_process(
             env=dict(env),
         )
     except OSError as err:  # FileNotFoundError, PermissionError
-        raise SchedulerError(
-            f"cannot run {argv[0]}: {err.strerror or err} (are Slurm's commands installed?)"
-        ) from err
+        raise SchedulerError(f"cannot run {argv[0]}: {err.strerror or err} (are Slurm's commands installed?)") from err
     try:
         async with asyncio.timeout(timeout):
             out, err_out = await proc.communicate(input)
@@ -104,9 +100,7 @@ def _text(data: bytes) -> str:
 def slurm_env(conf: str | None = None, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment Slurm commands run with: the worker's, with `SLURM_CONF` set when given,
     Slurm's default time format, and no variables that reshape output."""
-    env = {
-        k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(_OUTPUT_VARIABLES)
-    }
+    env = {k: v for k, v in (os.environ if base is None else base).items() if not k.startswith(_OUTPUT_VARIABLES)}
     if conf:
         env["SLURM_CONF"] = conf
     env["SLURM_TIME_FORMAT"] = "standard"

@@ -244,9 +244,7 @@ def tasks_from_steps(steps: list[dict[str, str]]) -> list[TaskResult]:
         if len(nodes) != 1:
             continue
         exit_code, signal = sp.parse_exit_code(step["ExitCode"])
-        tasks.append(
-            TaskResult(node=nodes[0], exit_code=exit_code, signal=signal, ended_at=sp.parse_time(step["End"]))
-        )
+        tasks.append(TaskResult(node=nodes[0], exit_code=exit_code, signal=signal, ended_at=sp.parse_time(step["End"])))
     return tasks
 
 

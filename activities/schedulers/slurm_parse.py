@@ -20,9 +20,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-EMPTY_VALUES = frozenset(
-    {"", "(null)", "null", "None", "NONE", "none", "N/A", "n/a", "Unknown", "None assigned"}
-)
+EMPTY_VALUES = frozenset({"", "(null)", "null", "None", "NONE", "none", "N/A", "n/a", "Unknown", "None assigned"})
 
 
 def clean(value: str) -> str:

@@ -101,9 +101,7 @@ class RestSlurmScheduler:
     async def find(self, token: str) -> JobObservation | None:
         if not token:
             return None
-        mine = [
-            j for j in await self._all_jobs() if parse_comment(str(j.get("comment") or "")).token == token
-        ]
+        mine = [j for j in await self._all_jobs() if parse_comment(str(j.get("comment") or "")).token == token]
         if mine:
             newest = max(mine, key=lambda j: int(j["job_id"]))
             return (await self._complete([newest]))[str(newest["job_id"])]
@@ -223,9 +221,9 @@ def _raise_errors(what: str, answer: Mapping[str, Any]) -> None:
     if not errors:
         return
     numbers = {int(e.get("error_number", e.get("errno", 0)) or 0) for e in errors}
-    text = "; ".join(
-        " ".join(str(e.get(k, "")) for k in ("error", "description") if e.get(k)) for e in errors
-    ).replace("\n", " ")
+    text = "; ".join(" ".join(str(e.get(k, "")) for k in ("error", "description") if e.get(k)) for e in errors).replace(
+        "\n", " "
+    )
     if numbers & {_INVALID_JOB_ID}:
         raise JobNotFound(f"{what}: {text}")
     if any(n == -1 or 1000 <= n < 2000 or 5000 <= n < 6000 for n in numbers):

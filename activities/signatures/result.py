@@ -52,9 +52,7 @@ class LogDiagnosis(BaseModel):
     explanation: str = ""
 
 
-HEALTHY = LogDiagnosis(
-    symptom="none", category="none", retryable=None, explanation="no failure found in the log"
-)
+HEALTHY = LogDiagnosis(symptom="none", category="none", retryable=None, explanation="no failure found in the log")
 
 
 class Implicating:

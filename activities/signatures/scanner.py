@@ -106,9 +106,7 @@ class PatternSet:
             counted_to = line_start
             text = data[line_start : min(line_end, line_start + text_limit)].decode("utf-8", "replace")
             groups = {
-                k.decode("ascii"): v.decode("utf-8", "replace")
-                for k, v in m.groupdict().items()
-                if v is not None
+                k.decode("ascii"): v.decode("utf-8", "replace") for k, v in m.groupdict().items() if v is not None
             }
             matches.append(LineMatch(line, self.names[pid], text, groups))
         return matches, counted_to, line

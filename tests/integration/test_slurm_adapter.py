@@ -79,9 +79,7 @@ def jobs(slurm_cluster: SlurmDevCluster) -> Iterator[list[str]]:
         subprocess.run(["scancel", *ids], capture_output=True, timeout=30, check=False)
 
 
-def request(
-    tmp_path: Path, script: str, *, name: str = "adapter", nodes: int = 1, token: str = ""
-) -> SubmitRequest:
+def request(tmp_path: Path, script: str, *, name: str = "adapter", nodes: int = 1, token: str = "") -> SubmitRequest:
     return SubmitRequest(
         script="#!/bin/bash\n" + script,
         name=name,
@@ -156,9 +154,7 @@ async def test_requeue_hold_exclude_release_moves_a_two_node_job(
     assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
 
 
-async def test_task_failing_on_the_second_node(
-    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
-) -> None:
+async def test_task_failing_on_the_second_node(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
     # One step per node: accounting then has one exit code per node.
     per_node = (
         "srun -N1 -n1 --relative=0 bash -c 'sleep 1' &\n"
@@ -208,9 +204,7 @@ async def test_cancel_and_unknown_jobs(slurm: SlurmScheduler, jobs: list[str], t
     assert await slurm.find("recovery:no-such-run:0") is None
 
 
-async def test_a_no_requeue_job_is_not_requeueable(
-    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
-) -> None:
+async def test_a_no_requeue_job_is_not_requeueable(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
     out = subprocess.run(
         ["sbatch", "--parsable", "--no-requeue", f"--chdir={tmp_path}", "--wrap", "sleep 300"],
         capture_output=True,
@@ -226,9 +220,7 @@ async def test_a_no_requeue_job_is_not_requeueable(
     assert (await observe(slurm, job)).restart_count == 0
 
 
-async def test_hostile_name_and_token_pass_through(
-    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
-) -> None:
+async def test_hostile_name_and_token_pass_through(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
     pwned = Path("/tmp/pwned")
     pwned.unlink(missing_ok=True)
     name = "a'b;$(touch /tmp/pwned)\"c"
@@ -287,9 +279,7 @@ async def test_slurmctld_away_and_back(
         assert "Unable to contact slurm controller" in str(results[0])
     finally:
         subprocess.run([str(SCRIPT), "start-ctld"], check=True, capture_output=True, timeout=120)
-    back = await until(
-        "slurmctld back", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 60
-    )
+    back = await until("slurmctld back", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 60)
     assert back.restart_count == 0  # the failed requeue-hold did nothing
 
 
@@ -347,16 +337,12 @@ async def test_rest_backend_basic_operations(
     assert (await rest.observe([job]))[job].held
     await rest.set_excluded_nodes(job, ["node1"])
     await rest.release(job)
-    running = await until(
-        "released over REST", state_is(rest, job, lambda o: o.state is JobState.RUNNING), 30
-    )
+    running = await until("released over REST", state_is(rest, job, lambda o: o.state is JobState.RUNNING), 30)
     assert "node1" not in running.nodes and running.excluded_nodes == ["node1"]
     await rest.requeue_hold(job)
     await until("requeued", state_is(rest, job, lambda o: o.held and o.restart_count == 1), 30)
     await rest.cancel(job)
-    assert (
-        await until("cancelled", state_is(rest, job, lambda o: o.state.ended), 30)
-    ).state is JobState.CANCELLED
+    assert (await until("cancelled", state_is(rest, job, lambda o: o.state.ended), 30)).state is JobState.CANCELLED
 
     with pytest.raises(JobNotFound):
         await rest.cancel("99999999")

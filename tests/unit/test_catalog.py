@@ -171,8 +171,7 @@ signatures:
         ("signatures:\n  - id: xid-79\n    pattern: '(?P<who>x)'\n", "unknown group 'who'"),
         ("signatures:\n  - id: xid-79\n    pattern: 'x*'\n", "matches an empty line"),
         (
-            "signatures:\n  - id: xid-79\n    pattern: 'Xid'\n"
-            "    counterexamples:\n      - ok\n      - an Xid line\n",
+            "signatures:\n  - id: xid-79\n    pattern: 'Xid'\n    counterexamples:\n      - ok\n      - an Xid line\n",
             ":6: signature 'xid-79': counterexample matches the pattern",
         ),
         (
@@ -197,8 +196,7 @@ def test_errors_are_one_line_with_file_line_and_key(tmp_path: Path, text: str, e
 def test_an_example_that_does_not_match_is_pointed_at(tmp_path: Path) -> None:
     path = write(
         tmp_path,
-        "signatures:\n  - id: xid-79\n    examples:\n"
-        "      - 'NVRM: Xid (PCI:0000:3b:00): 79'\n      - nope\n",
+        "signatures:\n  - id: xid-79\n    examples:\n      - 'NVRM: Xid (PCI:0000:3b:00): 79'\n      - nope\n",
     )
     with pytest.raises(CatalogError, match=r"mine.yaml:5: signature 'xid-79': example does not match"):
         load_catalog(path)

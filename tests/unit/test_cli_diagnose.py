@@ -41,9 +41,7 @@ def test_diagnose_explains_with_evidence_lines(capsys: pytest.CaptureFixture[str
     assert "line 19 [segfault]" in out
 
 
-def test_a_directory_is_reported_like_an_unreadable_file(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_directory_is_reported_like_an_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert dispatch(["diagnose", str(tmp_path)]) == 1
     assert capsys.readouterr().err.startswith(f"recovery diagnose: {tmp_path}: ")
 
@@ -76,9 +74,7 @@ def test_user_signatures_apply_to_both_commands(capsys: pytest.CaptureFixture[st
     assert "our-loader" in capsys.readouterr().out
 
 
-def test_a_bad_signature_file_is_one_line_and_exit_2(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
+def test_a_bad_signature_file_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     extra = tmp_path / "bad.yaml"
     extra.write_text("signatures:\n  - id: xid-79\n    retryable: perhaps\n")
     assert dispatch(["diagnose", "--signatures", str(extra), str(LOGS / "healthy.log")]) == 2

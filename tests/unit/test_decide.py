@@ -44,9 +44,7 @@ def test_restart_excludes_implicated_node_and_cites_evidence() -> None:
 
 
 def test_exclusions_accumulate_without_duplicates() -> None:
-    advice = decide(
-        ctx(excluded_nodes=["node1"], restarts_done=1), diagnosis("node1", "node3"), Policy(), NOW
-    )
+    advice = decide(ctx(excluded_nodes=["node1"], restarts_done=1), diagnosis("node1", "node3"), Policy(), NOW)
     assert advice.excluded_nodes == ["node1", "node3"]
 
 
@@ -85,9 +83,7 @@ def test_restarts_exhausted_gives_up_and_says_why() -> None:
     ],
 )
 def test_backoff_schedule(restarts_done: int, delay: timedelta) -> None:
-    advice = decide(
-        ctx(restarts_done=restarts_done, usable_nodes=None), diagnosis(), Policy(max_restarts=20), NOW
-    )
+    advice = decide(ctx(restarts_done=restarts_done, usable_nodes=None), diagnosis(), Policy(max_restarts=20), NOW)
     assert advice.not_before == NOW + delay
 
 

@@ -25,9 +25,7 @@ def diagnose(text: str, **kwargs: object) -> LogDiagnosis:
 
 
 def progress(first: int, last: int, prefix: str = "0: ") -> str:
-    return "".join(
-        f"{prefix}{format_progress(s, total=100, rank=0, loss=1 / s)}\n" for s in range(first, last + 1)
-    )
+    return "".join(f"{prefix}{format_progress(s, total=100, rank=0, loss=1 / s)}\n" for s in range(first, last + 1))
 
 
 WATCHDOG = (
@@ -239,8 +237,7 @@ def test_an_error_in_a_log_without_progress_lines_is_always_fatal() -> None:
 
 def test_a_restart_in_the_same_log_must_get_past_the_failure_point() -> None:
     crashed = (
-        progress(1, 50)
-        + "slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2024-01-01T00:00:00 DUE TO JOB REQUEUE ***\n"
+        progress(1, 50) + "slurmstepd: error: *** JOB 9 ON n3 CANCELLED AT 2024-01-01T00:00:00 DUE TO JOB REQUEUE ***\n"
     )
     assert diagnose(crashed + progress(41, 50)).category == "scheduler"  # replaying old steps
     assert diagnose(crashed + progress(41, 60)).symptom == "none"

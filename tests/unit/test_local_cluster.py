@@ -116,9 +116,7 @@ SLEEPER = 'echo $$ > "pid.$SLURMD_NODENAME"\nexec sleep 60\n'
 
 async def test_two_node_job_completes_with_slurm_environment(sched: LocalScheduler, workdir: Path) -> None:
     script = '#!/bin/bash\nenv > "env.$SLURM_NODEID"\npwd > "pwd.$SLURM_NODEID"\necho "hi $1"\n'
-    sub = await sched.submit(
-        request(workdir, script, nodes=2, name="envjob", args=["there"], env={"MY_VAR": "x"})
-    )
+    sub = await sched.submit(request(workdir, script, nodes=2, name="envjob", args=["there"], env={"MY_VAR": "x"}))
     assert sub.state in (JobState.PENDING, JobState.RUNNING)
     obs = await wait_for(sched, sub.job_id, ended)
 
@@ -192,9 +190,7 @@ async def test_node_down_ends_the_job_node_fail(sched: LocalScheduler, workdir: 
     assert (await wait_for(sched, big.job_id, ended)).state is JobState.COMPLETED
 
 
-async def test_requeue_hold_exclude_release_runs_again_elsewhere(
-    sched: LocalScheduler, workdir: Path
-) -> None:
+async def test_requeue_hold_exclude_release_runs_again_elsewhere(sched: LocalScheduler, workdir: Path) -> None:
     script = (
         'echo "attempt $SLURM_RESTART_COUNT on $SLURMD_NODENAME"\n'
         '[ "$SLURM_RESTART_COUNT" = 0 ] && exec sleep 60\n'
@@ -237,9 +233,7 @@ async def test_requeue_of_an_ended_job(sched: LocalScheduler, workdir: Path) -> 
 
 
 async def test_refusals(sched: LocalScheduler, workdir: Path) -> None:
-    pending = await sched.submit(
-        request(workdir, "true", nodes=2, excluded_nodes=["node1", "node2", "node3"])
-    )
+    pending = await sched.submit(request(workdir, "true", nodes=2, excluded_nodes=["node1", "node2", "node3"]))
     assert (pending.state, pending.reason) == (JobState.PENDING, "ReqNodeNotAvail")
     with pytest.raises(SchedulerError, match="pending") as caught:
         await sched.requeue_hold(pending.job_id)

@@ -18,9 +18,7 @@ def test_builtin_default_matches_the_contract() -> None:
 
 def test_file_round_trips_through_json(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
-    path.write_text(
-        "name: nightly\nmax_restarts: 3\nbackoff: {first: 10s, initial: 1m, factor: 3, max: 2h}\n"
-    )
+    path.write_text("name: nightly\nmax_restarts: 3\nbackoff: {first: 10s, initial: 1m, factor: 3, max: 2h}\n")
     policy = load_policy(str(path))
     assert policy.name == "nightly" and policy.backoff.max == timedelta(hours=2)
     assert Policy.model_validate_json(policy.model_dump_json()) == policy

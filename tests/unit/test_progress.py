@@ -65,9 +65,7 @@ SAMPLES: list[tuple[str, str, dict[str, object]]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("fmt", "line", "expected"), SAMPLES, ids=[f"{s[0]}-{i}" for i, s in enumerate(SAMPLES)]
-)
+@pytest.mark.parametrize(("fmt", "line", "expected"), SAMPLES, ids=[f"{s[0]}-{i}" for i, s in enumerate(SAMPLES)])
 def test_formats(fmt: str, line: str, expected: dict[str, object]) -> None:
     record = PARSER.parse(line, 7)
     assert record is not None

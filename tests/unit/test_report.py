@@ -18,9 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_prints_the_structured_line_and_flushes() -> None:
     out = io.StringIO()
     report_progress(120, total=5000, throughput=812.5, step_time=0.41, loss=2.3100001, rank=None, file=out)
-    assert (
-        out.getvalue() == "recovery-progress step=120 total=5000 throughput=812.5 step_time=0.41 loss=2.31\n"
-    )
+    assert out.getvalue() == "recovery-progress step=120 total=5000 throughput=812.5 step_time=0.41 loss=2.31\n"
 
 
 def test_round_trip_through_the_parser() -> None:

@@ -110,8 +110,7 @@ def test_no_byte_is_scanned_twice(patterns: PatternSet, monkeypatch: pytest.Monk
 def test_the_builtin_catalog_finds_real_lines() -> None:
     scanner = LogScanner(PatternSet.from_catalog(builtin_catalog(), engine="re2"))
     found = scanner.feed(
-        b"ok\nMar  3 12:34:56 node7 kernel: "
-        b"NVRM: Xid (PCI:0000:3B:00): 79, pid=1, GPU has fallen off the bus.\n"
+        b"ok\nMar  3 12:34:56 node7 kernel: NVRM: Xid (PCI:0000:3B:00): 79, pid=1, GPU has fallen off the bus.\n"
     )
     by_id = {m.pattern: m for m in found}
     assert {"xid-79", "xid", "gpu-fallen-off-bus"} <= set(by_id)
@@ -125,9 +124,7 @@ def test_engines_reject_bad_patterns_with_the_name() -> None:
         PatternSet([("ok", "x")], engine="grep")
 
 
-def test_hyperscan_gives_identical_results_and_does_not_crash(
-    re2_results: dict[str, object], tmp_path: Path
-) -> None:
+def test_hyperscan_gives_identical_results_and_does_not_crash(re2_results: dict[str, object], tmp_path: Path) -> None:
     """Run in a child: a freed match callback would segfault the interpreter, not fail a test.
 
     Three children share a cache directory: the first compiles the databases and stores them,

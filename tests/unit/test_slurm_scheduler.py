@@ -99,13 +99,9 @@ def slurm(fake: FakeSlurm) -> SlurmScheduler:
     return SlurmScheduler(conf="/etc/test/slurm.conf", runner=fake, env={"PATH": "/usr/bin"})
 
 
-async def test_many_running_jobs_are_one_squeue_after_the_first_poll(
-    fake: FakeSlurm, slurm: SlurmScheduler
-) -> None:
+async def test_many_running_jobs_are_one_squeue_after_the_first_poll(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
     ids = [str(i) for i in range(100, 150)]
-    fake.answers["squeue"] = squeue_answer(
-        [row(i, "RUNNING", NodeList="node1") for i in ids], {"100": "node4"}
-    )
+    fake.answers["squeue"] = squeue_answer([row(i, "RUNNING", NodeList="node1") for i in ids], {"100": "node4"})
 
     first = await slurm.observe(ids)
     assert len(first) == 50 and first["100"].excluded_nodes == ["node4"]
@@ -132,9 +128,7 @@ async def test_pending_jobs_exclusions_are_read_every_time(fake: FakeSlurm, slur
     assert fake.commands() == ["squeue"] * 4
 
 
-async def test_detail_reads_scontrol_and_sees_a_requeue_squeue_missed(
-    fake: FakeSlurm, slurm: SlurmScheduler
-) -> None:
+async def test_detail_reads_scontrol_and_sees_a_requeue_squeue_missed(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
     fake.answers["squeue"] = squeue_answer([row("8", "RUNNING", NodeList="node1")])
 
     def requeued(argv: list[str]) -> Completed:
@@ -290,9 +284,7 @@ def test_parse_parsable_rejects_noise() -> None:
 
 
 def test_env_drops_output_shaping_variables() -> None:
-    env = slurm_env(
-        "/c", {"PATH": "/bin", "SQUEUE_FORMAT": "%i", "SLURM_TIME_FORMAT": "relative", "SLURM_JWT": "x"}
-    )
+    env = slurm_env("/c", {"PATH": "/bin", "SQUEUE_FORMAT": "%i", "SLURM_TIME_FORMAT": "relative", "SLURM_JWT": "x"})
     assert env == {"PATH": "/bin", "SLURM_CONF": "/c", "SLURM_TIME_FORMAT": "standard"}
 
 

@@ -192,9 +192,7 @@ async def test_submit_of_a_plain_script_goes_over_rest() -> None:
             return answer({"job_id": 21, "step_id": "BATCH"})
         return answer({"jobs": [JOB_0038_RUNNING]})
 
-    req = SubmitRequest(
-        script="#!/bin/bash\nsrun train\n", name="n", nodes=2, workdir="/w", token="t", env={"A": "1"}
-    )
+    req = SubmitRequest(script="#!/bin/bash\nsrun train\n", name="n", nodes=2, workdir="/w", token="t", env={"A": "1"})
     obs = await rest(handler).submit(req)
     assert obs.job_id == "21"
     job = bodies[0]["job"]
@@ -210,7 +208,5 @@ async def test_submit_of_a_plain_script_goes_over_rest() -> None:
 def test_nodes_state_with_flags() -> None:
     from activities.schedulers.slurmrestd import _node
 
-    node = _node(
-        {"name": "node2", "state": "down", "state_flags": ["NOT_RESPONDING"], "reason": "Not responding"}
-    )
+    node = _node({"name": "node2", "state": "down", "state_flags": ["NOT_RESPONDING"], "reason": "Not responding"})
     assert (node.name, node.state, node.reason) == ("node2", "down+not_responding", "Not responding")

@@ -104,9 +104,7 @@ async def test_gives_up_when_restarts_are_used(skipping_env: WorkflowEnvironment
 
 async def test_backoff_waits_on_a_durable_timer(skipping_env: WorkflowEnvironment) -> None:
     scheduler = ScriptedScheduler(["fail:node1", "fail:node2", "complete"])
-    policy = Policy(
-        backoff=Backoff(first=timedelta(0), initial=timedelta(hours=2), factor=2, max=timedelta(hours=3))
-    )
+    policy = Policy(backoff=Backoff(first=timedelta(0), initial=timedelta(hours=2), factor=2, max=timedelta(hours=3)))
     started = time.monotonic()
     async with running(skipping_env, scheduler, make_spec(policy)) as handle:
         status = await handle.result()
