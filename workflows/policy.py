@@ -88,6 +88,39 @@ class Straggler(_Section):
     sustain: Duration = timedelta(minutes=10)
 
 
+class Budgets(_Section):
+    """Restarts allowed per diagnosed category (hangs have their own). Time limits and
+    preemption (`scheduler`) resume without spending any budget."""
+
+    application: int = Field(default=0, ge=0)
+    out_of_memory: int = Field(default=0, ge=0)
+    hardware: int = Field(default=3, ge=0)
+    network: int = Field(default=3, ge=0)
+    system_software: int = Field(default=2, ge=0)
+    hang: int = Field(default=2, ge=0)
+    unknown: int = Field(default=1, ge=0)
+
+    def allowed(self, key: str) -> int | None:
+        """The budget for a category, None when it has none (scheduler: unlimited)."""
+        value = getattr(self, key, None)
+        return value if isinstance(value, int) else None
+
+
+class CrashLoop(_Section):
+    """Stop after this many attempts in a row that got no further than the one before."""
+
+    max_attempts_without_progress: int = Field(default=3, ge=1)
+
+
+class Notify(_Section):
+    """Tell people on these operations: a webhook (POST of the advice as JSON) and/or a
+    command (an argument list, never a shell string; the advice as JSON on stdin)."""
+
+    on: list[Literal["restart", "terminate", "give_up"]] = Field(default_factory=lambda: ["restart", "give_up"])
+    webhook: str | None = None
+    command: list[str] | None = None
+
+
 class Policy(_Section):
     name: str = "default"
     max_restarts: int = Field(default=5, ge=0)
@@ -95,5 +128,8 @@ class Policy(_Section):
     exclude_implicated_nodes: bool = True
     max_excluded_nodes: int = Field(default=4, ge=0)
     on_unsatisfiable: Literal["wait", "drop_oldest_exclusion", "give_up"] = "wait"
+    budgets: Budgets = Budgets()
+    crash_loop: CrashLoop = CrashLoop()
     hang: Hang = Hang()
     straggler: Straggler = Straggler()
+    notify: Notify = Notify()
