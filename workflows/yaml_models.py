@@ -6,6 +6,7 @@ malformed file changes nothing and the person can fix it at once.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import TypeVar
 
@@ -13,6 +14,20 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.2 booleans: only true/false. YAML 1.1 would read the contract's `notify: {on: ...}`
+    key, and `yes`, `no`, `off`, as booleans."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
 
 
 class YamlModelError(ValueError):
@@ -30,7 +45,7 @@ def read_text(path: str, what: str, error: type[YamlModelError] = YamlModelError
 
 def parse_model(text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError) -> M:
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f"{source}:{mark.line + 1}" if mark else source
@@ -43,7 +58,7 @@ def parse_model(text: str, source: str, model: type[M], what: str, error: type[Y
     lines: dict[tuple[str, ...], int] = {}
     _key_lines(root, (), lines)
     try:
-        return model.model_validate(yaml.safe_load(text))
+        return model.model_validate(yaml.load(text, Loader=_Loader))  # noqa: S506 - a SafeLoader
     except ValidationError as e:
         raise error(_describe(e, source, lines)) from None
 
