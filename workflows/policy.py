@@ -112,6 +112,17 @@ class CrashLoop(_Section):
     max_attempts_without_progress: int = Field(default=3, ge=1)
 
 
+class SuspectNodes(_Section):
+    """A node implicated in failures of at least `failures` different runs within `window` is
+    suspect, and every run's restart advice excludes it. `drain` (drain it in Slurm, with the
+    evidence as reason) is opt-in and not carried out yet: it is accepted so policies can say so,
+    and a suspect node is only logged, never drained."""
+
+    failures: int = Field(default=2, ge=1)
+    window: Duration = timedelta(days=7)
+    drain: bool = False
+
+
 class Notify(_Section):
     """Tell people on these operations: a webhook (POST of the advice as JSON) and/or a
     command (an argument list, never a shell string; the advice as JSON on stdin)."""
@@ -132,4 +143,5 @@ class Policy(_Section):
     crash_loop: CrashLoop = CrashLoop()
     hang: Hang = Hang()
     straggler: Straggler = Straggler()
+    suspect_nodes: SuspectNodes = SuspectNodes()
     notify: Notify = Notify()
