@@ -58,6 +58,7 @@ class AttemptLog:
         sustain = policy.straggler.sustain.total_seconds()
         self.straggler = StragglerDetector(StragglerConfig(min_drop=policy.straggler.min_drop, sustain=sustain))
         self.first: ProgressRecord | None = None
+        self.last_step: int | None = None
         self.first_at: datetime | None = None
         self.slow: StragglerVerdict | None = None
 
@@ -81,6 +82,8 @@ class AttemptLog:
 
     def _progress(self, record: ProgressRecord, now: float) -> None:
         self.hang.progress(record, now)
+        if record.step is not None:
+            self.last_step = max(record.step, self.last_step or record.step)
         if self.first is None and record.step is not None:
             self.first, self.first_at = record, utcnow()
         # Synchronous training runs at the pace of its slowest rank: one rank's rate tells it.

@@ -133,6 +133,7 @@ def _stuck(
         symptom=symptom,
         log_diagnosis=log.diagnosis(attempt.index),
         log_offset=log.offset,
+        last_step=log.last_step,
     )
 
 
@@ -152,6 +153,7 @@ def _ended(obs: JobObservation, attempt: Attempt, log: AttemptLog | None, now: f
         symptom=symptom,
         log_diagnosis=found if symptom is not None else None,
         log_offset=log.offset if log is not None else attempt.log_offset,
+        last_step=log.last_step if log is not None else None,
     )
 
 

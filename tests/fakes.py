@@ -123,6 +123,8 @@ class ScriptedScheduler:
             update = {"state": JobState.NODE_FAIL, "failed_nodes": [node], **ended}
         elif kind == "cancelled":
             update = {"state": JobState.CANCELLED, **ended}
+        elif kind == "preempted":
+            update = {"state": JobState.PREEMPTED, **ended}
         elif kind == "requeued":  # the scheduler requeued it by itself (Slurm on NODE_FAIL)
             update = {"restart_count": job.restart_count + 1, "started_at": _now()}
         else:

@@ -16,6 +16,7 @@ from activities.actions import ActionActivities
 from activities.diagnose import DiagnoseActivities
 from activities.discovery import Discoverable, DiscoveryActivities
 from activities.logwatch import LogReading
+from activities.notify import NotifyActivities
 from activities.progress import ProgressParser
 from activities.schedulers.base import Scheduler, SchedulerError
 from activities.signatures.catalog import load_catalog
@@ -69,6 +70,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         watch.watch_attempt,
         watch.await_requeue,
         DiagnoseActivities(scheduler).diagnose,
+        NotifyActivities().notify,
     ]
 
 

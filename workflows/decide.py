@@ -10,7 +10,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from workflows.models import Advice, Diagnosis, Model
+from workflows.models import Advice, Attempt, Diagnosis, JobState, Model
 from workflows.policy import Policy
 
 
@@ -24,16 +24,35 @@ class DecisionInput(Model):
     excluded_nodes: list[str] = Field(default_factory=list)  # oldest first
     nodes_needed: int
     usable_nodes: list[str] | None = None  # nodes up on the cluster; None when unknown
+    symptom_kind: str = "crash"
+    spent: dict[str, int] = Field(default_factory=dict)  # restarts so far per budget key
+    no_progress_streak: int = 0  # failed attempts in a row, this one included, with no new step
+
+
+def no_progress_streak(attempts: list[Attempt]) -> int:
+    """Attempts in a row, ending with the last, that got no further than the best before.
+    Attempts the scheduler ended (time limit, preemption) say nothing about a crash loop."""
+    streak, best = 0, None
+    for attempt in attempts:
+        if attempt.state in (JobState.TIMEOUT, JobState.PREEMPTED):
+            continue
+        if attempt.last_step is not None and (best is None or attempt.last_step > best):
+            streak, best = 0, attempt.last_step
+        else:
+            streak += 1
+    return streak
+
+
+def budget_key(symptom_kind: str, diagnosis: Diagnosis) -> str:
+    """Hangs spend the hang budget whatever their category; everything else its category."""
+    return "hang" if symptom_kind == "hang" else diagnosis.category
 
 
 def decide(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy, now: datetime) -> Advice:
     what = _what_happened(ctx, diagnosis)
-    if not diagnosis.retryable:
-        why = f"a {diagnosis.category} failure is not retryable"
-        return _give_up(ctx, now, what, why, "not_retryable")
-    if ctx.restarts_done >= policy.max_restarts:
-        why = f"all {policy.max_restarts} restarts allowed by policy {policy.name!r} are used"
-        return _give_up(ctx, now, what, why, "restarts_exhausted")
+    refusal = _refusal(ctx, diagnosis, policy)
+    if refusal is not None:
+        return _give_up(ctx, now, what, *refusal)
     excluded, dropped = _exclusions(ctx, diagnosis, policy)
     if not _satisfiable(ctx, excluded):
         if policy.on_unsatisfiable == "give_up":
@@ -43,6 +62,25 @@ def decide(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy, now: dateti
             excluded, more = _drop_until_satisfiable(ctx, excluded)
             dropped += more
     return _restart(ctx, policy, now, what, excluded, dropped)
+
+
+def _refusal(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tuple[str, str] | None:
+    """Why not to restart, as (explanation, reason), or None. Scheduler endings (time limit,
+    preemption) resume without spending the restart or category budgets."""
+    key = budget_key(ctx.symptom_kind, diagnosis)
+    if not diagnosis.retryable:
+        return f"a {diagnosis.category} failure is not retryable", "not_retryable"
+    if key == "scheduler":
+        return None
+    streak, limit = ctx.no_progress_streak, policy.crash_loop.max_attempts_without_progress
+    if streak >= limit:
+        return f"crash loop: {streak} attempts in a row made no progress past the one before", "crash_loop"
+    if ctx.restarts_done >= policy.max_restarts:
+        return f"all {policy.max_restarts} restarts allowed by policy {policy.name!r} are used", "restarts_exhausted"
+    allowed = policy.budgets.allowed(key)
+    if allowed is not None and ctx.spent.get(key, 0) >= allowed:
+        return f"the {key} budget of {allowed} restarts is spent", "budget_spent"
+    return None
 
 
 def _exclusions(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tuple[list[str], list[str]]:

@@ -123,11 +123,15 @@ class SuspectNodes(_Section):
     drain: bool = False
 
 
+NotifyOn = Literal["restart", "terminate", "give_up"]
+_NOTIFY_ON: tuple[NotifyOn, ...] = ("restart", "give_up")
+
+
 class Notify(_Section):
     """Tell people on these operations: a webhook (POST of the advice as JSON) and/or a
     command (an argument list, never a shell string; the advice as JSON on stdin)."""
 
-    on: list[Literal["restart", "terminate", "give_up"]] = Field(default_factory=lambda: ["restart", "give_up"])
+    on: list[NotifyOn] = Field(default_factory=lambda: list(_NOTIFY_ON))
     webhook: str | None = None
     command: list[str] | None = None
 

@@ -21,9 +21,10 @@ from temporalio.workflow import ActivityCancellationType
 with workflow.unsafe.imports_passed_through():
     from activities.actions import ActionActivities, attempt_from
     from activities.diagnose import DiagnoseActivities
+    from activities.notify import NotifyActivities
     from activities.watch import WatchActivities
     from workflows import search_attributes as sa
-    from workflows.decide import DecisionInput, decide
+    from workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
     from workflows.models import (
         Action,
         AdoptInput,
@@ -36,6 +37,7 @@ with workflow.unsafe.imports_passed_through():
         JobActionInput,
         JobObservation,
         Milestone,
+        NotifyInput,
         RecordAdviceInput,
         RunInput,
         RunRecord,
@@ -69,6 +71,7 @@ class TrainingRun:
         self._cancel: CancelRequest | None = None
         self._published: dict[str, Any] = {}
         self._log_end = 0
+        self._budget_key = "unknown"
 
     # --- signals and query ---------------------------------------------------------------
 
@@ -156,6 +159,8 @@ class TrainingRun:
             self._finish(RunState.COMPLETED, "")
             return
         self._log_end = result.log_offset  # the successor's output starts here
+        known = self.rec.attempts[attempt.index]
+        self.rec.attempts[attempt.index] = known.model_copy(update={"last_step": result.last_step})
         await self._recover(attempt, result)
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
@@ -232,7 +237,11 @@ class TrainingRun:
             excluded_nodes=self.rec.excluded_nodes,
             nodes_needed=self.spec.nodes,
             usable_nodes=found.usable_nodes,
+            symptom_kind=result.symptom.kind,
+            spent=self.rec.spent,
+            no_progress_streak=no_progress_streak(self.rec.attempts[: attempt.index + 1]),
         )
+        self._budget_key = budget_key(result.symptom.kind, found.diagnosis)
         advice = decide(context, found.diagnosis, self.spec.policy, workflow.now())
         self.rec.advice.append(advice)
         recorded = await workflow.execute_activity_method(
@@ -242,7 +251,30 @@ class TrainingRun:
             retry_policy=FOREVER,
         )
         self._milestone("advice_recorded", workflow.now(), attempt.index)
+        await self._notify(advice)
         return advice, recorded.act
+
+    async def _notify(self, advice: Advice) -> None:
+        """Restarts are announced without waiting; a give-up is sent before the run ends."""
+        notify = self.spec.policy.notify
+        if advice.operation not in notify.on or not (notify.webhook or notify.command):
+            return
+        inp = NotifyInput(
+            run_id=self.spec.run_id,
+            run_name=self.spec.name,
+            advice=advice,
+            webhook=notify.webhook,
+            command=notify.command,
+        )
+        sent = workflow.start_activity_method(
+            NotifyActivities.notify,
+            inp,
+            start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(minutes=1)),
+        )
+        if advice.operation == "give_up":
+            with contextlib.suppress(ActivityError):  # a dead receiver never changes the outcome
+                await sent
 
     async def _observe_only(self, attempt: Attempt, advice: Advice) -> None:
         """Observe mode: nothing is carried out; follow the job if someone else runs it again."""
@@ -336,7 +368,10 @@ class TrainingRun:
     async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
         self._mark_acted(advice)
         self.rec.excluded_nodes = list(advice.excluded_nodes)
-        self.rec.restarts_done += 1
+        key = self._budget_key
+        self.rec.spent[key] = self.rec.spent.get(key, 0) + 1
+        if key != "scheduler":  # time limits and preemption resume for free
+            self.rec.restarts_done += 1
         self.rec.attempts.append(successor)
         await self._verify(failed, successor, advice)
 

@@ -58,7 +58,7 @@ def parse_model(text: str, source: str, model: type[M], what: str, error: type[Y
     lines: dict[tuple[str, ...], int] = {}
     _key_lines(root, (), lines)
     try:
-        return model.model_validate(yaml.load(text, Loader=_Loader))  # noqa: S506 - a SafeLoader
+        return model.model_validate(yaml.load(text, Loader=_Loader))
     except ValidationError as e:
         raise error(_describe(e, source, lines)) from None
 

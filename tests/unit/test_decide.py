@@ -111,3 +111,46 @@ def test_decide_is_deterministic() -> None:
     a = decide(ctx(), diagnosis("node2"), Policy(), NOW)
     b = decide(ctx(), diagnosis("node2"), Policy(), NOW)
     assert a == b
+
+
+def test_application_errors_are_never_retried() -> None:
+    d = diagnosis(category="application")
+    advice = decide(ctx(), d, Policy(), NOW)
+    assert advice.operation == "give_up" and advice.reason == "budget_spent"
+    assert "application budget of 0" in advice.explanation
+
+
+def test_category_budget_is_spent_per_category() -> None:
+    spent = {"hardware": 3}
+    assert decide(ctx(spent=spent), diagnosis("n1"), Policy(), NOW).reason == "budget_spent"
+    assert decide(ctx(spent=spent), diagnosis(category="network"), Policy(), NOW).operation == "restart"
+
+
+def test_hangs_spend_the_hang_budget() -> None:
+    advice = decide(ctx(symptom_kind="hang", spent={"hang": 2}), diagnosis(category="unknown"), Policy(), NOW)
+    assert advice.reason == "budget_spent" and "hang budget" in advice.explanation
+
+
+def test_scheduler_endings_resume_even_past_max_restarts() -> None:
+    advice = decide(ctx(restarts_done=5), diagnosis(category="scheduler"), Policy(), NOW)
+    assert advice.operation == "restart"
+
+
+def test_crash_loop_guard() -> None:
+    advice = decide(ctx(no_progress_streak=3), diagnosis("n1"), Policy(), NOW)
+    assert advice.reason == "crash_loop"
+    assert decide(ctx(no_progress_streak=2), diagnosis("n1"), Policy(), NOW).operation == "restart"
+
+
+def test_no_progress_streak() -> None:
+    from workflows.decide import no_progress_streak
+    from workflows.models import Attempt
+
+    def run(*steps: int | None) -> int:
+        return no_progress_streak([Attempt(index=i, job_id="1", last_step=s) for i, s in enumerate(steps)])
+
+    assert run(None) == 1
+    assert run(10, 20) == 0
+    assert run(10, 10, 8) == 2
+    assert run(10, None, None, 30) == 0
+    assert run(None, None, None) == 3

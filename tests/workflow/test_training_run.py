@@ -19,7 +19,14 @@ from tests.workflow.conftest import make_spec
 from worker.config import WorkerConfig
 from worker.run_worker import build_worker
 from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus
-from workflows.policy import Backoff, Policy
+from workflows.policy import Backoff, Budgets, CrashLoop, Policy
+
+
+def generous(**kw: object) -> Policy:
+    """The scripted scheduler's failures carry no log, so they are `unknown` and make no progress:
+    give them room, so a test can look at one mechanism at a time."""
+    room = {"budgets": Budgets(unknown=10, hardware=10), "crash_loop": CrashLoop(max_attempts_without_progress=10)}
+    return Policy.model_validate({**room, **kw})
 
 
 @asynccontextmanager
@@ -104,7 +111,7 @@ async def test_gives_up_when_restarts_are_used(skipping_env: WorkflowEnvironment
 
 async def test_backoff_waits_on_a_durable_timer(skipping_env: WorkflowEnvironment) -> None:
     scheduler = ScriptedScheduler(["fail:node1", "fail:node2", "complete"])
-    policy = Policy(backoff=Backoff(first=timedelta(0), initial=timedelta(hours=2), factor=2, max=timedelta(hours=3)))
+    policy = generous(backoff=Backoff(first=timedelta(0), initial=timedelta(hours=2), factor=2, max=timedelta(hours=3)))
     started = time.monotonic()
     async with running(skipping_env, scheduler, make_spec(policy)) as handle:
         status = await handle.result()
@@ -171,7 +178,7 @@ async def test_job_cancelled_outside_recovery_is_not_restarted(
 async def test_continue_as_new_keeps_the_whole_record(skipping_env: WorkflowEnvironment) -> None:
     outcomes = ["fail:node1", "fail:node2", "fail:node3", "complete"]
     scheduler = ScriptedScheduler(outcomes, nodes=6)
-    spec = make_spec(Policy(max_restarts=5), history_events_limit=10)
+    spec = make_spec(generous(max_restarts=5), history_events_limit=10)
     async with running(skipping_env, scheduler, spec) as handle:
         status = await handle.result()
         first_run = skipping_env.client.get_workflow_handle(spec.run_id, run_id=handle.first_execution_run_id)
@@ -219,3 +226,23 @@ async def test_observe_mode_follows_a_job_the_scheduler_requeues(skipping_env: W
     assert [a.restart_count for a in status.attempts] == [0, 1]
     assert status.advice[0].acted is False
     assert [c[0] for c in scheduler.calls] == ["submit"]
+
+
+async def test_preemption_resumes_without_spending_the_budget(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["preempted", "preempted", "fail:node1", "complete"])
+    async with running(skipping_env, scheduler, make_spec(Policy(max_restarts=1))) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert [a.operation for a in status.advice] == ["restart"] * 3
+    assert [d.category for d in status.diagnoses] == ["scheduler", "scheduler", "unknown"]
+
+
+async def test_crash_loop_gives_up_and_says_so(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node1", "fail:node2", "fail:node3", "complete"], nodes=6)
+    policy = generous(crash_loop=CrashLoop(max_attempts_without_progress=3))
+    async with running(skipping_env, scheduler, make_spec(policy)) as handle:
+        status = await handle.result()
+    assert status.run.state == "gave_up"
+    assert [a.operation for a in status.advice] == ["restart", "restart", "give_up"]
+    assert status.advice[-1].reason == "crash_loop"
+    assert "crash loop: 3 attempts in a row made no progress" in status.advice[-1].explanation
