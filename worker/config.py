@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workflows.policy import Duration
 from workflows.yaml_models import YamlModelError, parse_model, read_text
@@ -33,6 +33,18 @@ class SlurmConfig(_Section):
     token_file: str | None = None
 
 
+class AttributionConfig(_Section):
+    provider: Literal["off", "rules", "http"] = "rules"
+    url: str | None = None  # for `http`: the service that answers with a diagnosis
+    timeout: Duration = timedelta(seconds=5)
+
+    @model_validator(mode="after")
+    def _http_needs_url(self) -> AttributionConfig:
+        if self.provider == "http" and not self.url:
+            raise ValueError("the http provider needs a url")
+        return self
+
+
 class DiscoveryConfig(_Section):
     enabled: bool = True
     interval: Duration = timedelta(seconds=30)
@@ -48,6 +60,7 @@ class WorkerConfig(_Section):
     progress_patterns: list[str] = Field(default_factory=list)  # regexes with a named group `step`
     slurm: SlurmConfig = SlurmConfig()
     discovery: DiscoveryConfig = DiscoveryConfig()
+    attribution: AttributionConfig = AttributionConfig()
 
     @property
     def effective_mode(self) -> Mode:

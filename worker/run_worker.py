@@ -13,6 +13,7 @@ from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
 from activities.actions import ActionActivities
+from activities.attribution import Provider, make_provider
 from activities.diagnose import DiagnoseActivities
 from activities.discovery import Discoverable, DiscoveryActivities
 from activities.logwatch import LogReading
@@ -55,6 +56,11 @@ def log_reading(config: WorkerConfig) -> LogReading:
     return LogReading(catalog, tuple(config.progress_patterns))
 
 
+def provider_for(config: WorkerConfig) -> Provider:
+    chosen = config.attribution
+    return make_provider(chosen.provider, chosen.url, chosen.timeout.total_seconds())
+
+
 def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, config)
     watch = WatchActivities(scheduler, log_reading(config))
@@ -69,7 +75,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         actions.verify_successor,
         watch.watch_attempt,
         watch.await_requeue,
-        DiagnoseActivities(scheduler).diagnose,
+        DiagnoseActivities(scheduler, provider_for(config)).diagnose,
         NotifyActivities().notify,
     ]
 

@@ -225,6 +225,7 @@ class Diagnosis(Model):
     explanation: str
     provider: str
     evidence: list[Evidence] = Field(default_factory=list)
+    confidence: float | None = None
 
     @property
     def implicated_nodes(self) -> list[str]:
@@ -357,6 +358,19 @@ class DiagnoseInput(Model):
     observation: JobObservation
     symptom: Symptom
     log_diagnosis: Diagnosis | None = None
+    suspect_nodes: list[str] = Field(default_factory=list)
+
+
+class AttributionInput(Model):
+    """Everything an attribution provider sees (and the `http` provider POSTs as JSON)."""
+
+    run_id: str
+    attempt: Attempt
+    observation: JobObservation  # how the failed run ended, from the scheduler
+    symptom: Symptom
+    log_diagnosis: Diagnosis | None = None  # the log's own account, when it has one
+    nodes: list[NodeInfo] = Field(default_factory=list)  # every node and its state now
+    suspect_nodes: list[str] = Field(default_factory=list)  # nodes that keep failing across runs
 
 
 class RecordAdviceInput(Model):

@@ -54,7 +54,7 @@ def test_bad_signature_override_and_progress_pattern_stop_the_worker_early(tmp_p
 
     bad = tmp_path / "sigs.yaml"
     bad.write_text("- id: x\n")
-    with pytest.raises(CatalogError, match="sigs.yaml"):
+    with pytest.raises(CatalogError, match=r"sigs\.yaml"):
         log_reading(WorkerConfig(signatures=[str(bad)]))
     with pytest.raises(ProgressError, match="progress pattern 1"):
         log_reading(WorkerConfig(progress_patterns=["step=("]))

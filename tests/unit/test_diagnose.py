@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.diagnose import from_scheduler_facts, unusable, with_node_facts
+from activities.rules import from_scheduler_facts, unusable, with_node_facts
 from workflows.models import JobObservation, JobState, NodeInfo, TaskResult
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
