@@ -6,6 +6,7 @@ Policies are YAML files (see `docs/policies.md`). Files are read and validated b
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import timedelta
 from typing import Annotated, Literal
@@ -64,8 +65,11 @@ class Backoff(_Section):
     def delay(self, restart_number: int) -> timedelta:
         if restart_number <= 1:
             return self.first
-        grown = self.initial.total_seconds() * self.factor ** (restart_number - 2)
-        return min(self.max, timedelta(seconds=grown))
+        initial, cap = self.initial.total_seconds(), self.max.total_seconds()
+        # Compare in logs: factor**k overflows a float long before a run has that many restarts.
+        if initial <= 0 or (restart_number - 2) * math.log(self.factor) + math.log(initial) >= math.log(max(cap, 1e-9)):
+            return min(self.max, self.initial) if initial <= 0 else self.max
+        return timedelta(seconds=initial * self.factor ** (restart_number - 2))
 
 
 class Hang(_Section):

@@ -154,3 +154,10 @@ def test_no_progress_streak() -> None:
     assert run(10, 10, 8) == 2
     assert run(10, None, None, 30) == 0
     assert run(None, None, None) == 3
+
+
+def test_backoff_never_overflows_after_many_restarts() -> None:
+    backoff = Policy().backoff
+    assert backoff.delay(5000) == timedelta(minutes=10)
+    assert Backoff(initial=timedelta(0)).delay(50) == timedelta(0)
+    assert Backoff(initial=timedelta(seconds=30), factor=1.0).delay(10_000) == timedelta(seconds=30)
