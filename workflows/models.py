@@ -588,3 +588,52 @@ class NotifyInput(Model):
     advice: Advice
     webhook: str | None = None
     command: list[str] | None = None
+
+
+# --- GPU health: what NVML says about a node's GPUs (activities/health.py) ----------------------
+
+
+class GpuReading(Model):
+    """What NVML said about one GPU. A field is None when NVML refused it; `errors` says why.
+
+    `pci_bus_id` is `0000:3b:00`, the form the kernel's `NVRM: Xid (PCI:0000:3b:00)` lines use, so
+    a reading and a log line about the same GPU can be matched. `lost`: NVML answered "GPU is lost"
+    (typically fallen off the bus). `pending_reset`: the GPU needs a reset before it is whole again
+    (rows or pages waiting for one, a recovery action asking for one, or NVML saying so).
+    """
+
+    index: int
+    pci_bus_id: str | None = None
+    name: str | None = None
+    lost: bool = False
+    ecc_uncorrected_volatile: int | None = None  # since the driver last loaded
+    ecc_uncorrected_aggregate: int | None = None  # over the GPU's lifetime
+    retired_pages_pending: bool | None = None  # pre-Ampere GPUs retire pages
+    remapped_rows_pending: bool | None = None  # Ampere and later remap rows instead
+    remapped_rows_failure: bool | None = None
+    pending_reset: bool | None = None
+    recovery_action: str | None = None  # NVML's word, lower case: none, gpu_reset, node_reboot, ...
+    throttle_reasons: list[str] = Field(default_factory=list)
+    xid_events: list[int] = Field(default_factory=list)
+    errors: list[str] = Field(default_factory=list)
+
+
+class GpuHealth(Model):
+    """One probe of a node's GPUs. `available` False: no readings, and `reason` says why (no driver,
+    no GPU, the probe could not run on the node). `host` is the machine that answered."""
+
+    node: str
+    host: str = ""
+    available: bool
+    reason: str = ""
+    gpus: list[GpuReading] = Field(default_factory=list)
+
+
+class HealthProbeInput(Model):
+    """Activity input: probe `node`'s GPUs through `scheduler` (`local` or `slurm`). With `job_id`,
+    on Slurm the probe runs as a step of that job (for a job still holding the node)."""
+
+    run_id: str
+    node: str
+    scheduler: str
+    job_id: str | None = None
