@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from activities.progress import ProgressError
 from activities.schedulers.base import SchedulerError
 from activities.signatures.catalog import CatalogError
-from worker import cli_cluster, cli_diagnose, settings
+from worker import cli_cluster, cli_diagnose, cli_nodes, settings
 from worker.config import ConfigError
 from worker.devserver import DevServer, DevServerError
 from worker.runs import RunError
@@ -224,6 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
+    cli_nodes.register(sub)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)

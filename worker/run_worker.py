@@ -17,6 +17,7 @@ from activities.attribution import Provider, make_provider
 from activities.diagnose import DiagnoseActivities
 from activities.discovery import Discoverable, DiscoveryActivities
 from activities.logwatch import LogReading
+from activities.node_history import NodeHistoryActivities
 from activities.notify import NotifyActivities
 from activities.progress import ProgressParser
 from activities.schedulers.base import Scheduler, SchedulerError
@@ -27,6 +28,7 @@ from worker.config import WorkerConfig
 from worker.submit import TUNING
 from workflows.discovery import SlurmDiscovery
 from workflows.models import DiscoveryInput
+from workflows.node_history import NodeHistory
 from workflows.training_run import TrainingRun
 
 log = structlog.get_logger("recovery.worker")
@@ -82,8 +84,10 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
 
 def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None) -> Worker:
     queue = task_queue or settings.task_queue()
-    workflows: list[type] = [TrainingRun]
+    workflows: list[type] = [TrainingRun, NodeHistory]
     activities = activities_for(scheduler, config)
+    nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster)
+    activities += [nodes.report_failure, nodes.suspect_nodes]
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
         workflows.append(SlurmDiscovery)
         discovery = DiscoveryActivities(scheduler, client, config.partitions, TUNING["slurm"])

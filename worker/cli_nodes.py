@@ -1,0 +1,112 @@
+"""`recovery nodes ...`: which nodes keep failing across runs, and clearing one."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from datetime import UTC, datetime
+from typing import Any
+
+from worker.nodes import NodesError, clear_node, node_report
+from worker.temporal_client import connect
+from workflows.models import NodeReport, NodeSummary, SuspectRule
+from workflows.policy import format_duration
+from workflows.policy_files import load_policy
+
+Command = Callable[[argparse.Namespace], int]
+DEFAULT_CLUSTER = "local"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    nodes = subparsers.add_parser("nodes", help="node history across runs: failures per node, suspect nodes")
+    nodes.add_argument("--cluster", help=f"the cluster (default: {DEFAULT_CLUSTER}; on Slurm its ClusterName)")
+    nodes.add_argument("--policy", default="default", help="take the suspect rule from this policy (name or file)")
+    nodes.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    nodes.set_defaults(func=_guarded(_list))
+    commands = nodes.add_subparsers(dest="nodes_command", metavar="COMMAND")
+
+    clear = commands.add_parser("clear", help="forget one node's failures")
+    clear.add_argument("name", metavar="NAME")
+    # Its own dest: a subparser's default would overwrite `nodes --cluster X clear N`.
+    clear.add_argument("--cluster", dest="clear_cluster", help=f"the cluster (default: {DEFAULT_CLUSTER})")
+    clear.set_defaults(func=_guarded(_clear))
+
+
+def _guarded(command: Command) -> Command:
+    """Node history errors become one line on stderr and exit status 1."""
+
+    def run(args: argparse.Namespace) -> int:
+        try:
+            return command(args)
+        except NodesError as err:
+            print(f"recovery: {err}", file=sys.stderr)
+            return 1
+
+    return run
+
+
+def _run(coro: Coroutine[Any, Any, int]) -> int:
+    return asyncio.run(coro)
+
+
+def _list(args: argparse.Namespace) -> int:
+    rule = SuspectRule.of(load_policy(args.policy).suspect_nodes)
+    cluster = args.cluster or DEFAULT_CLUSTER
+
+    async def go() -> int:
+        report = await node_report(await connect(), cluster, rule)
+        if args.json:
+            print(json.dumps([n.model_dump(mode="json") for n in report.nodes]))
+        else:
+            print(render_report(report))
+        return 0
+
+    return _run(go())
+
+
+def _clear(args: argparse.Namespace) -> int:
+    cluster = args.clear_cluster or args.cluster or DEFAULT_CLUSTER
+
+    async def go() -> int:
+        forgotten = await clear_node(await connect(), cluster, args.name)
+        noun = "failure" if forgotten == 1 else "failures"
+        print(f"{args.name} cleared on cluster {cluster} ({forgotten} {noun} forgotten)")
+        return 0
+
+    return _run(go())
+
+
+def render_report(report: NodeReport) -> str:
+    window = format_duration(report.rule.window)
+    head = (
+        f"node history of cluster {report.cluster}: suspect after failures in "
+        f"{report.rule.failures} different runs within {window}"
+    )
+    if not report.nodes:
+        return f"{head}\nno node failures on record"
+    rows = [["NODE", "FAILURES", "RUNS", f"RUNS IN {window}", "LAST FAILURE", "SUSPECT"]]
+    rows += [_row(n) for n in report.nodes]
+    return "\n".join([head, "", *_table(rows)])
+
+
+def _row(node: NodeSummary) -> list[str]:
+    return [
+        node.node,
+        str(node.failures),
+        str(len(node.runs)),
+        str(len(node.runs_in_window)),
+        _when(node.last_failure_at),
+        "yes" if node.suspect else "no",
+    ]
+
+
+def _when(at: datetime | None) -> str:
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if at else "-"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
