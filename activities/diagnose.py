@@ -3,15 +3,27 @@ provider (`off`, `rules` or `http`, see `activities.attribution`) for a Diagnosi
 
 from __future__ import annotations
 
+import asyncio
+import sys
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from temporalio import activity
 
 from activities.attribution import Provider, RulesProvider
 from activities.errors import scheduler_errors
+from activities.health import health_evidence, implicates, probe_node
 from activities.rules import unusable
 from activities.schedulers.base import Scheduler
-from workflows.models import AttributionInput, DiagnoseInput, DiagnoseResult, JobObservation
+from workflows.models import (
+    AttributionInput,
+    DiagnoseInput,
+    DiagnoseResult,
+    Diagnosis,
+    GpuHealth,
+    ImplicatedNode,
+    JobObservation,
+)
 
 
 @runtime_checkable
@@ -19,10 +31,24 @@ class HasHistory(Protocol):
     async def runs(self, job_id: str) -> list[JobObservation]: ...
 
 
+@dataclass(frozen=True)
+class HealthProbing:
+    """Probe the GPUs of implicated nodes with NVML (`activities.health`) before deciding.
+    Off by default: on Slurm a probe is an srun step on the node, which takes seconds."""
+
+    enabled: bool = False
+    max_nodes: int = 4
+    timeout: float = 30.0
+    srun_args: tuple[str, ...] = ()
+
+
 class DiagnoseActivities:
-    def __init__(self, scheduler: Scheduler, provider: Provider | None = None) -> None:
+    def __init__(
+        self, scheduler: Scheduler, provider: Provider | None = None, health: HealthProbing | None = None
+    ) -> None:
         self.scheduler = scheduler
         self.provider = provider or RulesProvider()
+        self.health = health or HealthProbing()
 
     @activity.defn
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
@@ -40,8 +66,27 @@ class DiagnoseActivities:
         )
         diagnosis = await self.provider.attribute(facts)
         diagnosis.evidence = diagnosis.evidence or inp.symptom.evidence
+        if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
+            diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
         usable = [n.name for n in nodes if not unusable(n)]
         return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable)
+
+    async def _probe(self, inp: DiagnoseInput, failed: JobObservation, diagnosis: Diagnosis) -> list[GpuHealth]:
+        """Implicated nodes first, then the rest of the allocation, at most `max_nodes`."""
+        candidates = list(dict.fromkeys([*diagnosis.implicated_nodes, *failed.nodes]))[: self.health.max_nodes]
+        still_held = inp.symptom.kind != "crash"  # a hang holds its nodes: probe inside the job
+        probes = [
+            probe_node(
+                node,
+                self.scheduler.name,
+                sys.executable,
+                job_id=failed.job_id if still_held else None,
+                srun_args=self.health.srun_args,
+                timeout=self.health.timeout,
+            )
+            for node in candidates
+        ]
+        return list(await asyncio.gather(*probes))
 
     async def _failed_run(self, inp: DiagnoseInput) -> JobObservation:
         """The failed run's own facts: when the scheduler already requeued the job by itself
@@ -51,3 +96,16 @@ class DiagnoseActivities:
             return obs
         past = await self.scheduler.runs(obs.job_id)
         return next((r for r in past if r.restart_count == inp.attempt.restart_count), obs)
+
+
+def with_gpu_health(diagnosis: Diagnosis, readings: list[GpuHealth]) -> Diagnosis:
+    """NVML's readings as evidence; a node whose GPUs read bad is implicated, as hardware."""
+    evidence = [e for h in readings for e in health_evidence(h)]
+    known = set(diagnosis.implicated_nodes)
+    bad = [(h.node, why) for h in readings if h.node and (why := implicates(h))]
+    extra = [ImplicatedNode(node=node, reason=f"NVML: {why}") for node, why in bad if node not in known]
+    if not evidence and not extra:
+        return diagnosis
+    category = "hardware" if bad else diagnosis.category
+    update = {"evidence": [*diagnosis.evidence, *evidence], "implicated": [*diagnosis.implicated, *extra]}
+    return diagnosis.model_copy(update={**update, "category": category})

@@ -45,6 +45,15 @@ class AttributionConfig(_Section):
         return self
 
 
+class HealthConfig(_Section):
+    """Probe implicated nodes' GPUs with NVML before deciding (an srun step on Slurm)."""
+
+    probe: bool = False
+    max_nodes: int = Field(default=4, ge=1)
+    timeout: Duration = timedelta(seconds=30)
+    srun_args: list[str] = Field(default_factory=list)  # e.g. [--gres=gpu:8] where devices are confined
+
+
 class DiscoveryConfig(_Section):
     enabled: bool = True
     interval: Duration = timedelta(seconds=30)
@@ -61,6 +70,7 @@ class WorkerConfig(_Section):
     slurm: SlurmConfig = SlurmConfig()
     discovery: DiscoveryConfig = DiscoveryConfig()
     attribution: AttributionConfig = AttributionConfig()
+    health: HealthConfig = HealthConfig()
 
     @property
     def effective_mode(self) -> Mode:

@@ -14,7 +14,7 @@ from temporalio.worker import Worker
 
 from activities.actions import ActionActivities
 from activities.attribution import Provider, make_provider
-from activities.diagnose import DiagnoseActivities
+from activities.diagnose import DiagnoseActivities, HealthProbing
 from activities.discovery import Discoverable, DiscoveryActivities
 from activities.logwatch import LogReading
 from activities.node_history import NodeHistoryActivities
@@ -63,6 +63,11 @@ def provider_for(config: WorkerConfig) -> Provider:
     return make_provider(chosen.provider, chosen.url, chosen.timeout.total_seconds())
 
 
+def probing_for(config: WorkerConfig) -> HealthProbing:
+    health = config.health
+    return HealthProbing(health.probe, health.max_nodes, health.timeout.total_seconds(), tuple(health.srun_args))
+
+
 def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, config)
     watch = WatchActivities(scheduler, log_reading(config))
@@ -77,7 +82,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         actions.verify_successor,
         watch.watch_attempt,
         watch.await_requeue,
-        DiagnoseActivities(scheduler, provider_for(config)).diagnose,
+        DiagnoseActivities(scheduler, provider_for(config), probing_for(config)).diagnose,
         NotifyActivities().notify,
     ]
 

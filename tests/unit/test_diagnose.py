@@ -55,3 +55,34 @@ def test_unusable_states() -> None:
         assert unusable(NodeInfo(name="x", state=state))
     for state in ("idle", "allocated", "mixed", "completing"):
         assert not unusable(NodeInfo(name="x", state=state))
+
+
+def test_gpu_health_readings_implicate_a_bad_node_as_hardware() -> None:
+    from activities.diagnose import with_gpu_health
+    from workflows.models import GpuHealth, GpuReading
+
+    d = from_scheduler_facts(obs(JobState.FAILED, exit_code=1), 0)
+    bad = GpuHealth(
+        node="n2", available=True, gpus=[GpuReading(index=0, pci_bus_id="0000:3b:00", ecc_uncorrected_volatile=4)]
+    )
+    good = GpuHealth(node="n1", available=True, gpus=[GpuReading(index=0, ecc_uncorrected_volatile=0)])
+    absent = GpuHealth(node="n3", available=False, reason="no NVIDIA driver here")
+    out = with_gpu_health(d, [good, bad, absent])
+    assert out.implicated_nodes == ["n2"] and out.category == "hardware"
+    assert "NVML" in out.implicated[0].reason
+    assert any(e.source == "nvml" for e in out.evidence)
+    assert with_gpu_health(d, [good, absent]).category == d.category
+
+
+async def test_probing_on_this_machine_carries_on_without_a_gpu() -> None:
+    from activities.diagnose import DiagnoseActivities, HealthProbing
+    from tests.fakes import ScriptedScheduler
+    from workflows.models import Attempt, DiagnoseInput, Symptom
+
+    failed = obs(JobState.FAILED, exit_code=1, tasks=[TaskResult(node="n1", exit_code=1, ended_at=T)])
+    activities = DiagnoseActivities(ScriptedScheduler(["fail:n1"]), health=HealthProbing(enabled=True, timeout=20))
+    symptom = Symptom(attempt_index=0, kind="crash", detected_at=T)
+    result = await activities.diagnose(
+        DiagnoseInput(run_id="r", attempt=Attempt(index=0, job_id="7"), observation=failed, symptom=symptom)
+    )
+    assert result.diagnosis.implicated_nodes == ["n1"]  # NVML absent here: the rules' answer stands
