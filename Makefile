@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test lint clean
+.PHONY: install demo test test-deps lint clean
 
 install: $(STAMP)
 
@@ -22,7 +22,19 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/recovery demo
 
-test: install
+# Debian tools the deployment tests use (tests/deploy): systemd-analyze and docker-compose.
+# Installed only when missing, as root; otherwise those tests skip (and fail under CI=true).
+test-deps:
+	@missing=""; \
+	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
+	command -v docker-compose >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" != 0 ]; then echo "make test-deps: not root; install$$missing yourself"; \
+	else echo "installing$$missing (Debian packages, for tests/deploy)"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+	  apt-get install -y -qq --no-install-recommends$$missing >/dev/null; fi
+
+test: install test-deps
 	deploy/slurm-dev-cluster start
 	$(BIN)/pytest -ra; status=$$?; deploy/slurm-dev-cluster stop; exit $$status
 
