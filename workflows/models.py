@@ -541,12 +541,13 @@ class NodeReport(Model):
 
 class NodeHistoryLimits(Model):
     """What keeps the entity bounded: its state travels whole through continue-as-new, and one
-    payload must stay well under Temporal's 2 MB limit."""
+    payload must stay well under Temporal's 2 MB limit (4,000 failures with long names and
+    reasons measure about 1.4 MB)."""
 
     retention: Duration = timedelta(days=30)
     max_per_node: int = Field(default=50, ge=1)
-    max_total: int = Field(default=5000, ge=1)
-    max_reason_chars: int = Field(default=200, ge=0)
+    max_total: int = Field(default=4000, ge=1)
+    max_reason_chars: int = Field(default=160, ge=0)
     history_events_limit: int = Field(default=5000, ge=10)
 
 

@@ -3,19 +3,21 @@ suspect, `recovery nodes --json` shows it, `recovery nodes clear` forgets it."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import ActivityEnvironment
 
 from activities.node_history import NodeHistoryActivities
 from activities.schedulers.local import LocalScheduler
 from tests.embedded.conftest import Embedded, wait_for
-from workflows.models import NodeFailure, NodeFailureReport, SuspectQuery
+from workflows.models import NodeFailure, NodeFailureReport, NodeHistoryInput, NodeHistoryLimits, SuspectQuery
+from workflows.node_history import NodeHistory, history_id
 
 
 def nodes_json(embedded: Embedded, cluster: str) -> list[dict[str, Any]]:
@@ -61,6 +63,37 @@ async def test_reported_node_is_suspect_until_cleared(embedded: Embedded, client
         assert "node3 cleared" in cleared.stdout
         assert wait_for(lambda: row(embedded, cluster, "node3") is None)
         assert await activity_env.run(acts.suspect_nodes, ask) == []
+    finally:
+        embedded.stop_workers()
+
+
+async def test_a_burst_of_reports_across_continue_as_new_loses_none(embedded: Embedded, client: Client) -> None:
+    """Signals that arrive while the entity continues as new are carried into the next run."""
+    cluster = f"burst-{uuid.uuid4().hex[:6]}"
+    queue = embedded.env["RECOVERY_TASK_QUEUE"]
+    now = datetime.now(UTC)
+    start = NodeHistoryInput(cluster=cluster, limits=NodeHistoryLimits(history_events_limit=10))
+
+    async def report(i: int) -> None:
+        failure = NodeFailure(node=f"node{i % 4}", run_id=f"run-{i}", attempt_index=0, category="network", at=now)
+        await client.start_workflow(
+            NodeHistory.run,
+            start,
+            id=history_id(cluster),
+            task_queue=queue,
+            start_signal="record_failure",
+            start_signal_args=[failure],
+        )
+
+    await report(0)
+    first_run = (await client.get_workflow_handle(history_id(cluster)).describe()).run_id
+    embedded.start_worker()
+    try:
+        await asyncio.gather(*(report(i) for i in range(1, 40)))
+        assert wait_for(lambda: sum(r["failures"] for r in nodes_json(embedded, cluster)) == 40, timeout=60)
+        first = await client.get_workflow_handle(history_id(cluster), run_id=first_run).describe()
+        assert first.status == WorkflowExecutionStatus.CONTINUED_AS_NEW
+        assert all(r["suspect"] and r["failures"] == 10 for r in nodes_json(embedded, cluster))
     finally:
         embedded.stop_workers()
 

@@ -45,7 +45,7 @@ def test_a_failure_dropped_by_the_cap_is_not_reported_as_recorded() -> None:
 def test_long_reasons_are_cut() -> None:
     state = NodeHistoryState()
     node_ledger.record(state, failure("n1", "a", timedelta(0), reason="x" * 500), NOW, NodeHistoryLimits())
-    assert len(state.failures["n1"][0].reason) == 200
+    assert len(state.failures["n1"][0].reason) == 160
 
 
 def test_clear_is_remembered_only_as_long_as_failures_are() -> None:
