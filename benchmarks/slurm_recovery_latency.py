@@ -1,0 +1,216 @@
+"""Recovery latency on the real Slurm dev cluster: N recoveries of a 2-node job whose task on the
+second node fails (an Xid 79 line, exit 3) on its first run.
+
+    .venv/bin/python benchmarks/slurm_recovery_latency.py [--runs 10] [--poll 1.0] [--keep-cluster]
+
+Needs root (deploy/slurm-dev-cluster). Starts the dev cluster if it is not running (and stops it
+again at the end, unless --keep-cluster), a private Temporal dev server on free ports, and one
+`recovery worker --scheduler slurm --mode act` subprocess; runs are started one after another as
+`recovery submit --scheduler slurm` starts them, with the poll interval given.
+
+Where the times come from:
+- Slurm reports the failure: slurmctld's log line `_job_complete: JobId=J WEXITSTATUS N` (ms);
+- advice recorded: the run's `advice_recorded` milestone (the workflow's time once
+  `record_advice` completed);
+- release: slurmctld's `release hold on JobId=J` (ms); the successor running: slurmctld's first
+  `Allocate JobId=J` / `Started JobId=J` after it (ms), which is when Slurm starts the job again
+  (the run's own `successor_running` milestone is Slurm's StartTime, to the second).
+Release -> running again is Slurm's own requeue delay: the credential of the failed run must
+expire (`cred_expire` in AuthInfo) before the job may start again, and the scheduler only looks
+every `sched_interval`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import structlog
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # for tests.integration.recovery_rig, shared with the tests
+
+from tests.integration.recovery_rig import (  # noqa: E402
+    DEV_CLUSTER,
+    FAST,
+    Rig,
+    TemporalDev,
+    ctld_log_lines,
+    log_time,
+    new_rig,
+)
+from tests.integration.recovery_rig import job_script as make_job  # noqa: E402
+from workflows.models import RunStatus  # noqa: E402
+
+TARGETS = {"failure -> advice recorded": 2.0, "failure -> successor running": 15.0}
+SETTINGS = ("AuthInfo", "SchedulerParameters", "SlurmdTimeout", "KillWait", "JobRequeue", "MinJobAge")
+
+
+@dataclass
+class Sample:
+    job_id: str
+    failed: datetime  # Slurm: _job_complete of the failed run
+    detected: datetime  # recovery: symptom detected
+    advised: datetime  # recovery: advice recorded
+    first_action: datetime  # recovery: requeue-hold done
+    released: datetime  # Slurm: hold released
+    running: datetime  # Slurm: allocated again
+    converged: datetime  # recovery: verify saw it running
+
+    def span(self, a: datetime, b: datetime) -> float:
+        return (b - a).total_seconds()
+
+
+def dev_cluster(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(DEV_CLUSTER), *args], capture_output=True, text=True, timeout=900, check=False)
+
+
+def ensure_cluster() -> tuple[Path, bool]:
+    """The dev cluster's state directory, and whether we started it."""
+    running = dev_cluster("status").returncode == 0
+    if not running:
+        started = dev_cluster("start")
+        if started.returncode != 0:
+            sys.exit(f"deploy/slurm-dev-cluster start failed: {started.stderr.strip()}")
+    env = {}
+    for line in dev_cluster("env").stdout.splitlines():
+        key, _, value = line.removeprefix("export ").partition("=")
+        env[key] = value
+    os.environ.update(env)  # SLURM_CONF for sbatch and the worker
+    return Path(env["SLURM_DEV_DIR"]), not running
+
+
+def slurm_settings(state_dir: Path) -> dict[str, str]:
+    found = {}
+    for line in (state_dir / "etc" / "slurm.conf").read_text().splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() in SETTINGS:
+            found[key.strip()] = value.strip()
+    if "AuthInfo" in found:  # only cred_expire matters here; the socket path is noise
+        parts = dict(p.partition("=")[::2] for p in found["AuthInfo"].split(","))
+        found["AuthInfo"] = f"cred_expire={parts.get('cred_expire', '120 (default)')}"
+    return found
+
+
+def first(lines: list[str], pattern: str, after: datetime | None = None) -> datetime:
+    regex = re.compile(pattern)
+    for line in lines:
+        if regex.search(line) and (after is None or log_time(line) >= after):
+            return log_time(line)
+    raise RuntimeError(f"no slurmctld log line matching {pattern!r}")
+
+
+def measure(status: RunStatus, job_id: str, state_dir: Path) -> Sample:
+    lines = ctld_log_lines(state_dir, job_id)
+    failed = first(lines, r"_job_complete: JobId=\d+ WEXITSTATUS [1-9]")
+    released = first(lines, r"release hold on JobId=")
+    running = first(lines, r"Allocate JobId=|_start_job: Started JobId=", after=released)
+    milestones = {m.name: m.at for m in status.milestones}
+    (advice,) = status.advice
+    assert advice.status == "converged" and advice.resolved_at is not None, advice
+    return Sample(
+        job_id=job_id,
+        failed=failed,
+        detected=milestones["symptom_detected"],
+        advised=milestones["advice_recorded"],
+        first_action=milestones["first_action"],
+        released=released,
+        running=running,
+        converged=advice.resolved_at,
+    )
+
+
+def p95(values: list[float]) -> float:
+    """Nearest rank: with 10 samples, the largest."""
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+async def bench(runs: int, poll: float, state_dir: Path) -> list[Sample]:
+    dev = TemporalDev.start()
+    rig: Rig = await new_rig(dev, state_dir)
+    samples = []
+    try:
+        rig.start_worker(mode="act")
+        tuning = FAST.model_copy(update={"poll_seconds": poll})
+        for i in range(runs):
+            script = make_job(rig.workdir(f"bench{i}"), first_run="xid", seconds=1)
+            spec, job = await rig.submit_run(script, tuning=tuning)
+            status = await rig.result(spec.run_id, timeout=180)
+            if status.run.state != "completed":
+                raise RuntimeError(await rig.describe(spec.run_id))
+            s = measure(status, job, state_dir)
+            samples.append(s)
+            print(
+                f"  run {i + 1:2d} job {job:>5}: advice {s.span(s.failed, s.advised):5.2f}s, "
+                f"running {s.span(s.failed, s.running):5.2f}s (release->running {s.span(s.released, s.running):5.2f}s)",
+                flush=True,
+            )
+    finally:
+        await rig.close()
+        dev.stop()
+    return samples
+
+
+def report(samples: list[Sample], poll: float, settings: dict[str, str]) -> None:
+    rows: list[tuple[str, list[float], float | None]] = [
+        ("failure -> symptom detected", [s.span(s.failed, s.detected) for s in samples], None),
+        (
+            "failure -> advice recorded",
+            [s.span(s.failed, s.advised) for s in samples],
+            TARGETS["failure -> advice recorded"],
+        ),
+        ("advice -> requeue-hold done", [s.span(s.advised, s.first_action) for s in samples], None),
+        ("failure -> hold released", [s.span(s.failed, s.released) for s in samples], None),
+        ("release -> running (Slurm's own delay)", [s.span(s.released, s.running) for s in samples], None),
+        (
+            "failure -> successor running",
+            [s.span(s.failed, s.running) for s in samples],
+            TARGETS["failure -> successor running"],
+        ),
+        ("failure -> converged (verify saw it)", [s.span(s.failed, s.converged) for s in samples], None),
+    ]
+    print(f"\nSlurm settings (slurm.conf): {', '.join(f'{k}={v}' for k, v in settings.items())}")
+    print(f"recovery tuning: poll {poll:g} s (worker/submit.py TUNING['slurm'] polls every 5 s)")
+    print(f"{len(samples)} recoveries; seconds:\n")
+    print(f"{'':42} {'median':>7} {'p95':>7} {'max':>7}   target")
+    for name, values, target in rows:
+        verdict = ""
+        if target is not None:
+            verdict = f"{target:g} s: {'met' if p95(values) <= target else 'MISSED'} (p95)"
+        print(f"{name:42} {statistics.median(values):7.2f} {p95(values):7.2f} {max(values):7.2f}   {verdict}")
+    total = statistics.median([s.span(s.failed, s.running) for s in samples])
+    slurm_part = statistics.median([s.span(s.released, s.running) for s in samples])
+    print(f"\nSlurm's own requeue delay is {slurm_part:.2f} s of the {total:.2f} s median ({slurm_part / total:.0%}).")
+
+
+def main() -> None:
+    # The adapter logs every sbatch at info level: keep the figures readable.
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--poll", type=float, default=FAST.poll_seconds, help="seconds between observations")
+    parser.add_argument("--keep-cluster", action="store_true", help="leave a cluster we started running")
+    args = parser.parse_args()
+    state_dir, started = ensure_cluster()
+    try:
+        print(f"{args.runs} recoveries on the Slurm dev cluster ({state_dir}):", flush=True)
+        samples = asyncio.run(bench(args.runs, args.poll, state_dir))
+        report(samples, args.poll, slurm_settings(state_dir))
+    finally:
+        if started and not args.keep_cluster:
+            dev_cluster("stop")
+
+
+if __name__ == "__main__":
+    main()
