@@ -29,6 +29,7 @@ class ScriptedScheduler:
     ) -> None:
         self.requeueable = requeueable
         self.later = later or ["complete"]
+        self.plans: list[list[str]] = []  # when set, the n-th submitted job follows plans[n]
         self.outcomes = outcomes
         self.node_names = [f"node{i}" for i in range(1, nodes + 1)]
         self.jobs: dict[str, JobObservation] = {}
@@ -110,7 +111,11 @@ class ScriptedScheduler:
         job = self.jobs[job_id]
         if job.state is not JobState.RUNNING:
             return
-        plan = self.outcomes if job_id == "101" else self.later
+        number = int(job_id) - 101
+        if self.plans:
+            plan = self.plans[min(number, len(self.plans) - 1)]
+        else:
+            plan = self.outcomes if number == 0 else self.later
         outcome = plan[min(job.restart_count, len(plan) - 1)]
         kind, _, node = outcome.partition(":")
         ended = {"ended_at": _now()}

@@ -27,6 +27,7 @@ class DecisionInput(Model):
     symptom_kind: str = "crash"
     spent: dict[str, int] = Field(default_factory=dict)  # restarts so far per budget key
     no_progress_streak: int = 0  # failed attempts in a row, this one included, with no new step
+    suspect_nodes: list[str] = Field(default_factory=list)  # nodes failing across runs (node history)
 
 
 def no_progress_streak(attempts: list[Attempt]) -> int:
@@ -87,6 +88,7 @@ def _exclusions(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tup
     """Earlier exclusions plus the newly implicated nodes, capped by dropping the oldest."""
     excluded = list(ctx.excluded_nodes)
     if policy.exclude_implicated_nodes:
+        excluded += [n for n in ctx.suspect_nodes if n not in excluded]
         excluded += [n for n in diagnosis.implicated_nodes if n not in excluded]
     cut = max(0, len(excluded) - policy.max_excluded_nodes)
     return excluded[cut:], excluded[:cut]

@@ -21,6 +21,7 @@ from temporalio.workflow import ActivityCancellationType
 with workflow.unsafe.imports_passed_through():
     from activities.actions import ActionActivities, attempt_from
     from activities.diagnose import DiagnoseActivities
+    from activities.node_history import NodeHistoryActivities
     from activities.notify import NotifyActivities
     from activities.watch import WatchActivities
     from workflows import search_attributes as sa
@@ -34,9 +35,12 @@ with workflow.unsafe.imports_passed_through():
         CancelInput,
         CancelRequest,
         DiagnoseInput,
+        Diagnosis,
         JobActionInput,
         JobObservation,
         Milestone,
+        NodeFailure,
+        NodeFailureReport,
         NotifyInput,
         RecordAdviceInput,
         RunInput,
@@ -45,6 +49,8 @@ with workflow.unsafe.imports_passed_through():
         RunStatus,
         SubmitInput,
         SubmitRequest,
+        SuspectQuery,
+        SuspectRule,
         VerifyInput,
         WatchInput,
         WatchResult,
@@ -216,6 +222,7 @@ class TrainingRun:
     async def _advise(self, attempt: Attempt, result: WatchResult) -> tuple[Advice, bool]:
         """Diagnose, decide and record; returns the advice and whether this worker acts on it."""
         assert result.symptom is not None
+        suspects = await self._suspects()
         found = await workflow.execute_activity_method(
             DiagnoseActivities.diagnose,
             DiagnoseInput(
@@ -224,11 +231,13 @@ class TrainingRun:
                 observation=result.observation,
                 symptom=result.symptom,
                 log_diagnosis=result.log_diagnosis,
+                suspect_nodes=suspects,
             ),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )
         self.rec.diagnoses.append(found.diagnosis)
+        await self._remember_failure(attempt, found.diagnosis)
         context = DecisionInput(
             generation=len(self.rec.advice) + 1,
             attempt_index=attempt.index,
@@ -240,6 +249,7 @@ class TrainingRun:
             symptom_kind=result.symptom.kind,
             spent=self.rec.spent,
             no_progress_streak=no_progress_streak(self.rec.attempts[: attempt.index + 1]),
+            suspect_nodes=suspects,
         )
         self._budget_key = budget_key(result.symptom.kind, found.diagnosis)
         advice = decide(context, found.diagnosis, self.spec.policy, workflow.now())
@@ -275,6 +285,40 @@ class TrainingRun:
         if advice.operation == "give_up":
             with contextlib.suppress(ActivityError):  # a dead receiver never changes the outcome
                 await sent
+
+    async def _suspects(self) -> list[str]:
+        """Nodes that failed other runs too (the cluster's node history); none if it cannot say."""
+        query = SuspectQuery(rule=SuspectRule.of(self.spec.policy.suspect_nodes), now=workflow.now())
+        try:
+            found: list[str] = await workflow.execute_activity_method(
+                NodeHistoryActivities.suspect_nodes, query, start_to_close_timeout=self._quick(), retry_policy=BOUNDED
+            )
+        except ActivityError:
+            return []
+        return found
+
+    async def _remember_failure(self, attempt: Attempt, diagnosis: Diagnosis) -> None:
+        """Tell the cluster's node history which nodes this failure implicated."""
+        failures = [
+            NodeFailure(
+                node=i.node,
+                run_id=self.spec.run_id,
+                attempt_index=attempt.index,
+                category=diagnosis.category,
+                at=workflow.now(),
+                reason=i.reason,
+            )
+            for i in diagnosis.implicated
+        ]
+        if not failures:
+            return
+        with contextlib.suppress(ActivityError):  # history is advisory: never block a recovery on it
+            await workflow.execute_activity_method(
+                NodeHistoryActivities.report_failure,
+                NodeFailureReport(failures=failures),
+                start_to_close_timeout=self._quick(),
+                retry_policy=BOUNDED,
+            )
 
     async def _observe_only(self, attempt: Attempt, advice: Advice) -> None:
         """Observe mode: nothing is carried out; follow the job if someone else runs it again."""
