@@ -69,7 +69,8 @@ class DiagnoseActivities:
         if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
         usable = [n.name for n in nodes if not unusable(n)]
-        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable)
+        requeued = failed is not inp.observation
+        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable, failed_run=failed if requeued else None)
 
     async def _probe(self, inp: DiagnoseInput, failed: JobObservation, diagnosis: Diagnosis) -> list[GpuHealth]:
         """Implicated nodes first, then the rest of the allocation, at most `max_nodes`."""

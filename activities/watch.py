@@ -18,6 +18,7 @@ from activities.clock import utcnow
 from activities.logwatch import AttemptLog, LogReading
 from activities.progress import ProgressRecord
 from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
+from activities.schedulers.coalesce import CoalescingObserver
 from workflows.models import (
     Attempt,
     AwaitRequeueInput,
@@ -34,9 +35,10 @@ log = structlog.get_logger("recovery.watch")
 
 
 class WatchActivities:
-    def __init__(self, scheduler: Scheduler, reading: LogReading | None = None) -> None:
+    def __init__(self, scheduler: Scheduler, reading: LogReading | None = None, window: float = 0.05) -> None:
         self.scheduler = scheduler
         self.reading = reading or LogReading()
+        self.observer = CoalescingObserver(scheduler, window)
 
     @activity.defn
     async def watch_attempt(self, inp: WatchInput) -> WatchResult:
@@ -75,7 +77,7 @@ class WatchActivities:
     async def _look(self, attempt: Attempt) -> JobObservation | None:
         """The job now, UNKNOWN if the scheduler forgot it, None if the scheduler is away."""
         try:
-            found = await self.scheduler.observe([attempt.job_id])
+            found = await self.observer.observe([attempt.job_id])
         except SchedulerUnavailable as e:
             # The watch outlives scheduler restarts: keep heartbeating and look again.
             log.warning("scheduler unavailable", job_id=attempt.job_id, error=str(e))

@@ -11,6 +11,8 @@ simple count.
 
 from __future__ import annotations
 
+import uuid
+import uuid
 from datetime import UTC, datetime
 
 from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError
@@ -22,11 +24,15 @@ def _now() -> datetime:
 
 
 class ScriptedScheduler:
-    name = "fake"
+    name = "fake"  # each instance gets its own name below: node history is kept per cluster
 
     def __init__(
         self, outcomes: list[str], nodes: int = 4, requeueable: bool = True, later: list[str] | None = None
     ) -> None:
+        # Its own cluster name: node history is kept per cluster, and one test's failures
+        # must not make another test's nodes suspect.
+        self.name = f"fake-{uuid.uuid4().hex[:8]}"
+        self.name = f"fake-{uuid.uuid4().hex[:8]}"
         self.requeueable = requeueable
         self.later = later or ["complete"]
         self.plans: list[list[str]] = []  # when set, the n-th submitted job follows plans[n]

@@ -70,7 +70,9 @@ def probing_for(config: WorkerConfig) -> HealthProbing:
 
 def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, config)
-    watch = WatchActivities(scheduler, log_reading(config))
+    # Watches asking within this window share one scheduler poll (one squeue on Slurm).
+    window = 0.05 if config.scheduler == "local" else 0.25
+    watch = WatchActivities(scheduler, log_reading(config), window)
     return [
         actions.submit_attempt,
         actions.adopt_attempt,

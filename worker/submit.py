@@ -16,7 +16,9 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 TUNING = {
     "local": Tuning(),
-    "slurm": Tuning(poll_seconds=5.0, heartbeat_timeout_seconds=60.0, verify_timeout_seconds=600.0),
+    # Polls of all watched jobs are shared (activities/schedulers/coalesce.py), so a short
+    # interval costs a few squeues a second per worker, not one per run.
+    "slurm": Tuning(poll_seconds=1.0, heartbeat_timeout_seconds=60.0, verify_timeout_seconds=600.0),
 }
 
 

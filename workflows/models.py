@@ -424,6 +424,7 @@ class Tuning(Model):
 class DiagnoseResult(Model):
     diagnosis: Diagnosis
     usable_nodes: list[str] | None = None
+    failed_run: JobObservation | None = None  # how the attempt ended, when the scheduler requeued it itself
 
 
 class RecordAdviceResult(Model):

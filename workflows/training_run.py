@@ -58,6 +58,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.status import build_status, public_state
 
 FOREVER = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
+ONCE = RetryPolicy(maximum_attempts=1)
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
 BOUNDED = RetryPolicy(
@@ -237,6 +238,8 @@ class TrainingRun:
             retry_policy=FOREVER,
         )
         self.rec.diagnoses.append(found.diagnosis)
+        if found.failed_run is not None:
+            self._close_requeued(attempt, found.failed_run)
         await self._remember_failure(attempt, found.diagnosis)
         context = DecisionInput(
             generation=len(self.rec.advice) + 1,
@@ -286,12 +289,27 @@ class TrainingRun:
             with contextlib.suppress(ActivityError):  # a dead receiver never changes the outcome
                 await sent
 
+    def _close_requeued(self, attempt: Attempt, failed: JobObservation) -> None:
+        """The scheduler requeued the job by itself (Slurm on NODE_FAIL): the watch only saw the
+        requeued job, so the failed attempt takes its end from the scheduler's history."""
+        self._update_attempt(attempt, failed)
+        if failed.ended_at is None:
+            return
+        for i, m in enumerate(self.rec.milestones):
+            if m.name == "failure_observed" and m.attempt_index == attempt.index:
+                self.rec.milestones[i] = m.model_copy(update={"at": failed.ended_at})
+        symptom = self.rec.symptoms[-1]
+        self.rec.symptoms[-1] = symptom.model_copy(update={"failed_at": failed.ended_at})
+
     async def _suspects(self) -> list[str]:
         """Nodes that failed other runs too (the cluster's node history); none if it cannot say."""
         query = SuspectQuery(rule=SuspectRule.of(self.spec.policy.suspect_nodes), now=workflow.now())
         try:
             found: list[str] = await workflow.execute_activity_method(
-                NodeHistoryActivities.suspect_nodes, query, start_to_close_timeout=self._quick(), retry_policy=BOUNDED
+                NodeHistoryActivities.suspect_nodes,
+                query,
+                start_to_close_timeout=self._quick(),
+                retry_policy=ONCE,  # advisory: a slow history must not delay the advice
             )
         except ActivityError:
             return []

@@ -61,7 +61,8 @@ async def test_runs_survive_killed_workers_and_a_killed_server(embedded: Embedde
         assert status is not None, f"{spec.run_id} did not complete"
         assert status.run.state == "completed", f"{spec.run_id}: {status.run.state}"
         assert len(status.advice) == 1 and status.advice[0].status == "converged"
-        assert status.advice[0].excluded_nodes == [status.diagnoses[0].implicated[0].node]
+        # Other tests of the session may have made a node suspect: it is excluded too.
+        assert status.diagnoses[0].implicated[0].node in status.advice[0].excluded_nodes
         assert status.advice[0].excluded_nodes[0] not in status.attempts[1].nodes
         assert await restarts_of(status.attempts[0].job_id) == 1, f"{spec.run_id} restarted twice"
     embedded.stop_workers()

@@ -63,6 +63,6 @@ async def test_crash_is_explained_from_the_log(embedded: Embedded, client: Clien
     bad = status.attempts[0].nodes[1]
     assert diagnosis.implicated_nodes == [bad]
     assert any(e.signature and e.line for e in diagnosis.evidence)
-    assert status.advice[0].excluded_nodes == [bad]
+    assert bad in status.advice[0].excluded_nodes  # with any node the session made suspect
     assert ".out:" in status.advice[0].explanation, "the explanation cites the log file and line"
     embedded.stop_workers()

@@ -1,0 +1,48 @@
+"""One scheduler poll for every watched job in a worker.
+
+Each watch activity asks about its own job; `CoalescingObserver` answers all the questions that
+arrive within `window` seconds with a single `observe` of all their job ids (on Slurm, one
+`squeue`), so a worker watching a thousand runs does not run a thousand squeues per interval.
+Reads right before an action do not come through here: they must be fresh, and are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from activities.schedulers.base import Scheduler
+from workflows.models import JobObservation
+
+_Waiter = tuple[list[str], "asyncio.Future[dict[str, JobObservation]]"]
+
+
+class CoalescingObserver:
+    def __init__(self, scheduler: Scheduler, window: float) -> None:
+        self.scheduler = scheduler
+        self.window = window
+        self.polls = 0  # scheduler calls made, for tests and metrics
+        self._waiting: list[_Waiter] = []
+        self._flusher: asyncio.Task[None] | None = None
+
+    async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        future: asyncio.Future[dict[str, JobObservation]] = asyncio.get_running_loop().create_future()
+        self._waiting.append((job_ids, future))
+        if self._flusher is None:
+            self._flusher = asyncio.create_task(self._flush_after_window())
+        return await future
+
+    async def _flush_after_window(self) -> None:
+        await asyncio.sleep(self.window)
+        batch, self._waiting, self._flusher = self._waiting, [], None
+        wanted = sorted({job for ids, _ in batch for job in ids})
+        self.polls += 1
+        try:
+            found = await self.scheduler.observe(wanted)
+        except BaseException as e:  # every waiter hears of it, whatever it was; nothing is swallowed
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(e)
+            raise
+        for ids, future in batch:
+            if not future.done():  # a cancelled watch no longer listens
+                future.set_result({job: found[job] for job in ids if job in found})

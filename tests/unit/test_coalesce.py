@@ -1,0 +1,64 @@
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from activities.schedulers.base import SchedulerUnavailable
+from activities.schedulers.coalesce import CoalescingObserver
+from tests.fakes import ScriptedScheduler
+from workflows.models import SubmitRequest
+
+
+class Counting(ScriptedScheduler):
+    def __init__(self) -> None:
+        super().__init__(["run"])
+        self.observed: list[list[str]] = []
+        self.down = False
+
+    async def observe(self, job_ids: list[str]):  # type: ignore[no-untyped-def]
+        self.observed.append(job_ids)
+        if self.down:
+            raise SchedulerUnavailable("slurmctld is down")
+        return await super().observe(job_ids)
+
+
+async def submitted(scheduler: Counting, n: int) -> list[str]:
+    ids = []
+    for i in range(n):
+        req = SubmitRequest(script="#!/bin/sh\n", name=f"j{i}", nodes=1, workdir="/tmp", token=f"t{i}")
+        ids.append((await scheduler.submit(req)).job_id)
+    return ids
+
+
+async def test_many_watches_share_one_poll() -> None:
+    scheduler = Counting()
+    ids = await submitted(scheduler, 50)
+    observer = CoalescingObserver(scheduler, window=0.05)
+    answers = await asyncio.gather(*(observer.observe([job]) for job in ids))
+    assert scheduler.observed == [sorted(ids)]
+    assert [list(a) for a in answers] == [[job] for job in ids]
+
+
+async def test_a_failed_poll_reaches_every_waiter() -> None:
+    scheduler = Counting()
+    ids = await submitted(scheduler, 3)
+    scheduler.down = True
+    observer = CoalescingObserver(scheduler, window=0.01)
+    results = await asyncio.gather(*(observer.observe([job]) for job in ids), return_exceptions=True)
+    assert all(isinstance(r, SchedulerUnavailable) for r in results)
+    scheduler.down = False
+    assert list(await observer.observe([ids[0]])) == [ids[0]]
+
+
+async def test_a_cancelled_watch_does_not_break_the_others() -> None:
+    scheduler = Counting()
+    ids = await submitted(scheduler, 2)
+    observer = CoalescingObserver(scheduler, window=0.05)
+    doomed = asyncio.create_task(observer.observe([ids[0]]))
+    kept = asyncio.create_task(observer.observe([ids[1]]))
+    await asyncio.sleep(0.01)
+    doomed.cancel()
+    assert list(await kept) == [ids[1]]
+    with pytest.raises(asyncio.CancelledError):
+        await doomed
