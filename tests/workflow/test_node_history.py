@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
@@ -208,7 +210,8 @@ async def test_continue_as_new_keeps_the_history(skipping_env: WorkflowEnvironme
 async def test_activities_report_and_ask(skipping_env: WorkflowEnvironment) -> None:
     now = await skipping_env.get_current_time()
     async with entity(skipping_env) as ent:
-        acts = NodeHistoryActivities(skipping_env.client, ScriptedScheduler([]))
+        scheduler = ScriptedScheduler([])
+        acts = NodeHistoryActivities(skipping_env.client, scheduler)
         activity_env = ActivityEnvironment(skipping_env.client)
         activity_env.info = dataclasses.replace(ActivityEnvironment.default_info(), task_queue=ent.queue)
         ask = SuspectQuery(rule=RULE, now=now, cluster=ent.cluster)
@@ -218,4 +221,31 @@ async def test_activities_report_and_ask(skipping_env: WorkflowEnvironment) -> N
             assert await activity_env.run(acts.report_failure, inp) == ent.cluster
         await ent.eventually(now, lambda r: total(r, "n7") == 2)
         assert await activity_env.run(acts.suspect_nodes, ask) == ["n7"]
-        assert await acts.cluster() == "fake"  # the scheduler's own name when none is configured
+        assert await acts.cluster() == scheduler.name  # the scheduler's own when none is configured
+
+
+async def test_asking_an_entity_no_worker_serves_fails_fast(skipping_env: WorkflowEnvironment) -> None:
+    """A run must not wait on node history nobody answers for: the activity gives up at once."""
+    now = await skipping_env.get_current_time()
+    cluster, queue = f"c-{uuid.uuid4().hex[:8]}", f"nobody-{uuid.uuid4().hex[:8]}"
+    await skipping_env.client.start_workflow(
+        NodeHistory.run,
+        NodeHistoryInput(cluster=cluster),
+        id=history_id(cluster),
+        task_queue=queue,
+        start_signal="record_failure",
+        start_signal_args=[failure("n1", "run-a", now)],
+    )
+    activity_env = ActivityEnvironment(skipping_env.client)
+    activity_env.info = dataclasses.replace(
+        ActivityEnvironment.default_info(), task_queue=queue, start_to_close_timeout=timedelta(seconds=2)
+    )
+    acts = NodeHistoryActivities(skipping_env.client, ScriptedScheduler([]))
+    started = time.monotonic()
+    try:
+        with pytest.raises(ApplicationError) as raised:
+            await activity_env.run(acts.suspect_nodes, SuspectQuery(rule=RULE, now=now, cluster=cluster))
+    finally:
+        await skipping_env.client.get_workflow_handle(history_id(cluster)).terminate("test over")
+    assert raised.value.type == "NodeHistoryUnavailable" and raised.value.non_retryable
+    assert time.monotonic() - started < 10
