@@ -7,16 +7,20 @@ and simply signalled afterwards. Both are safe to retry: the entity counts a fai
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
 from temporalio import activity
 from temporalio.client import Client
+from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.errors import scheduler_errors
 from activities.schedulers.base import Scheduler
 from workflows.models import NodeFailureReport, NodeHistoryInput, NodeQuery, SuspectQuery
 from workflows.node_history import NodeHistory, history_id
+
+QUERY_TIMEOUT = timedelta(seconds=10)
 
 
 @runtime_checkable
@@ -66,9 +70,24 @@ class NodeHistoryActivities:
         """The cluster's suspect nodes at `inp.now`; none while it has no node history yet."""
         cluster = await self.cluster(inp.cluster)
         handle = self.client.get_workflow_handle_for(NodeHistory.run, history_id(cluster))
+        query = NodeQuery(rule=inp.rule, now=inp.now)
         try:
-            return await handle.query(NodeHistory.suspects, NodeQuery(rule=inp.rule, now=inp.now))
+            return await handle.query(NodeHistory.suspects, query, rpc_timeout=_query_timeout())
         except RPCError as e:
             if e.status == RPCStatusCode.NOT_FOUND:
                 return []  # no failure has implicated a node on this cluster yet
+            if e.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
+                # No worker polls the entity's task queue: asking again soon will not help, and
+                # a query left waiting would outlive the activity and hold up worker shutdown.
+                raise ApplicationError(
+                    f"the node history of cluster {cluster!r} did not answer: {e.message}",
+                    type="NodeHistoryUnavailable",
+                    non_retryable=True,
+                ) from e
             raise
+
+
+def _query_timeout() -> timedelta:
+    """Short, and inside the activity's own timeout, so the query never outlives the activity."""
+    limit = activity.info().start_to_close_timeout
+    return min(QUERY_TIMEOUT, limit * 0.8) if limit else QUERY_TIMEOUT
