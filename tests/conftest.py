@@ -12,6 +12,12 @@ import pytest
 IN_CI = os.environ.get("CI", "").lower() == "true"
 BIN = Path(sys.executable).parent
 
+# deploy/slurm-dev-cluster finds its cluster through SLURM_DEV_DIR, by default under RECOVERY_HOME.
+# Pin it before any fixture points RECOVERY_HOME at a temporary directory, or the Slurm tests
+# would look for (and try to start) a second cluster on the same ports as `make test`'s.
+_STATE = os.environ.get("RECOVERY_HOME") or str(Path.home() / ".local" / "state" / "recovery")
+os.environ.setdefault("SLURM_DEV_DIR", str(Path(_STATE) / "slurm"))
+
 
 def need(condition: bool, what: str) -> None:
     """Skip outside CI, fail in CI: a missing service must never pass silently there."""

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
 from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from activities.node_history import NodeHistoryActivities
@@ -96,6 +99,35 @@ async def test_a_burst_of_reports_across_continue_as_new_loses_none(embedded: Em
         assert all(r["suspect"] and r["failures"] == 10 for r in nodes_json(embedded, cluster))
     finally:
         embedded.stop_workers()
+
+
+async def test_asking_history_no_worker_serves_fails_fast(embedded: Embedded, client: Client) -> None:
+    """A run must not wait on node history nobody answers for: the activity gives up at once,
+    without retries (the run then goes on without suspects)."""
+    cluster, queue = f"nobody-{uuid.uuid4().hex[:6]}", f"nobody-{uuid.uuid4().hex[:6]}"
+    now = datetime.now(UTC)
+    failure = NodeFailure(node="node1", run_id="run-a", attempt_index=0, category="hardware", at=now)
+    await client.start_workflow(
+        NodeHistory.run,
+        NodeHistoryInput(cluster=cluster),
+        id=history_id(cluster),
+        task_queue=queue,
+        start_signal="record_failure",
+        start_signal_args=[failure],
+    )
+    activity_env = ActivityEnvironment(client)
+    activity_env.info = dataclasses.replace(
+        ActivityEnvironment.default_info(), task_queue=queue, start_to_close_timeout=timedelta(seconds=2)
+    )
+    acts = NodeHistoryActivities(client, LocalScheduler())
+    started = time.monotonic()
+    try:
+        with pytest.raises(ApplicationError) as raised:
+            await activity_env.run(acts.suspect_nodes, SuspectQuery(now=now, cluster=cluster))
+    finally:
+        await client.get_workflow_handle(history_id(cluster)).terminate("test over")
+    assert raised.value.type == "NodeHistoryUnavailable" and raised.value.non_retryable
+    assert time.monotonic() - started < 10
 
 
 def test_no_history_is_an_empty_list_and_clear_fails_in_one_line(embedded: Embedded) -> None:

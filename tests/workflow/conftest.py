@@ -1,13 +1,15 @@
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
 import pytest
-from temporalio.api.enums.v1 import IndexedValueType
+from temporalio.api.enums.v1 import EventType, IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
@@ -31,7 +33,9 @@ async def register_search_attributes(client: Client) -> None:
     )
 
 
-@pytest.fixture(scope="session")
+# One test server per module: a query the test server leaves unanswered stops its time skipping
+# for good, and a fresh server keeps that from spreading to other modules' tests.
+@pytest.fixture(scope="module")
 async def skipping_env(test_server_bin: str) -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
         test_server_existing_path=test_server_bin, data_converter=pydantic_data_converter
@@ -56,3 +60,20 @@ def make_spec(policy: Policy | None = None, nodes: int = 2, **tuning: float) -> 
         submitted_at=datetime.now(UTC),
         tuning=Tuning(poll_seconds=0.02, action_timeout_seconds=5, verify_timeout_seconds=5, **tuning),
     )
+
+
+async def at_rest(client: Client, workflow_id: str, timeout: float = 10) -> None:
+    """Wait until the latest run's last workflow task has completed (nothing left to process).
+
+    The real server answers a query only after the signals sent before it are processed; the
+    time-skipping test server may answer from older state, so tests that query right after a
+    signal wait for this first (a fidelity gap of the test server, not a product wait)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        description = await client.get_workflow_handle(workflow_id).describe()
+        latest = client.get_workflow_handle(workflow_id, run_id=description.run_id)
+        events = (await latest.fetch_history()).events
+        done = events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
+        if description.status == WorkflowExecutionStatus.RUNNING and done:
+            return
+        await asyncio.sleep(0.05)

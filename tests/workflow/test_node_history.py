@@ -14,14 +14,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import pytest
 from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
-from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from activities.node_history import NodeHistoryActivities
 from tests.fakes import ScriptedScheduler
+from tests.workflow.conftest import at_rest
 from worker.config import WorkerConfig
 from worker.run_worker import build_worker
 from workflows.models import (
@@ -199,9 +198,13 @@ async def test_continue_as_new_keeps_the_history(skipping_env: WorkflowEnvironme
         first_run = (await ent.handle.describe()).run_id
         for i in range(1, 8):
             await ent.report(failure(f"n{i % 2}", f"run-{i}", now - timedelta(minutes=i)))
-        report = await ent.eventually(now, lambda r: sum(n.failures for n in r.nodes) == 8)
         first = skipping_env.client.get_workflow_handle(history_id(ent.cluster), run_id=first_run)
         status = await settled(first)
+        # Query only once the chain of runs is at rest: the test server can leave a query that
+        # races a continue-as-new unanswered, and an unanswered query stops its time skipping
+        # for every later test.
+        await at_rest(skipping_env.client, history_id(ent.cluster))
+        report = await ent.report_at(now)
     assert status == WorkflowExecutionStatus.CONTINUED_AS_NEW
     assert sorted(n.node for n in report.nodes if n.suspect) == ["n0", "n1"]
     assert sum(n.failures for n in report.nodes) == 8
@@ -222,30 +225,3 @@ async def test_activities_report_and_ask(skipping_env: WorkflowEnvironment) -> N
         await ent.eventually(now, lambda r: total(r, "n7") == 2)
         assert await activity_env.run(acts.suspect_nodes, ask) == ["n7"]
         assert await acts.cluster() == scheduler.name  # the scheduler's own when none is configured
-
-
-async def test_asking_an_entity_no_worker_serves_fails_fast(skipping_env: WorkflowEnvironment) -> None:
-    """A run must not wait on node history nobody answers for: the activity gives up at once."""
-    now = await skipping_env.get_current_time()
-    cluster, queue = f"c-{uuid.uuid4().hex[:8]}", f"nobody-{uuid.uuid4().hex[:8]}"
-    await skipping_env.client.start_workflow(
-        NodeHistory.run,
-        NodeHistoryInput(cluster=cluster),
-        id=history_id(cluster),
-        task_queue=queue,
-        start_signal="record_failure",
-        start_signal_args=[failure("n1", "run-a", now)],
-    )
-    activity_env = ActivityEnvironment(skipping_env.client)
-    activity_env.info = dataclasses.replace(
-        ActivityEnvironment.default_info(), task_queue=queue, start_to_close_timeout=timedelta(seconds=2)
-    )
-    acts = NodeHistoryActivities(skipping_env.client, ScriptedScheduler([]))
-    started = time.monotonic()
-    try:
-        with pytest.raises(ApplicationError) as raised:
-            await activity_env.run(acts.suspect_nodes, SuspectQuery(rule=RULE, now=now, cluster=cluster))
-    finally:
-        await skipping_env.client.get_workflow_handle(history_id(cluster)).terminate("test over")
-    assert raised.value.type == "NodeHistoryUnavailable" and raised.value.non_retryable
-    assert time.monotonic() - started < 10
