@@ -81,9 +81,7 @@ async def measure(runs_wanted: int, home: Path) -> dict[str, list[float]]:
             marks = {m.name: m.at for m in status.milestones}
             failed = marks["failure_observed"]
             samples["failure -> advice recorded"].append((marks["advice_recorded"] - failed).total_seconds())
-            samples["failure -> successor running"].append(
-                (marks["successor_running"] - failed).total_seconds()
-            )
+            samples["failure -> successor running"].append((marks["successor_running"] - failed).total_seconds())
     return samples
 
 

@@ -69,9 +69,7 @@ def _lines(rnd: random.Random, step: int) -> list[str]:
             " 131072, reducing to 65536"
         )
     if rnd.random() < 0.0005:  # a caught error the run survives, now and then
-        out.append(
-            f"{rank}: [rank{rank}]: KeyError: 'shard-{rnd.randrange(100)}/sample-{rnd.randrange(10**6)}'"
-        )
+        out.append(f"{rank}: [rank{rank}]: KeyError: 'shard-{rnd.randrange(100)}/sample-{rnd.randrange(10**6)}'")
     return out
 
 
@@ -241,14 +239,10 @@ def measure(name: str, argv: list[str], size_hint: int) -> dict[str, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--log", default="/tmp/recovery-bench.log")
     parser.add_argument("--size-mib", type=int, default=1024)
-    parser.add_argument(
-        "--slow-mib", type=int, default=32, help="how much of the log grep -P and Python's re scan"
-    )
+    parser.add_argument("--slow-mib", type=int, default=32, help="how much of the log grep -P and Python's re scan")
     parser.add_argument("--flat-gib", type=float, default=10.0)
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--engine", default="hyperscan", help=argparse.SUPPRESS)
@@ -290,9 +284,7 @@ def run_all(args: argparse.Namespace) -> None:
         ("recovery diagnose", [*me, "--log", str(path), "--worker", "diagnose"], size, 1),
     ]
     env = f"{len(patterns)} signatures, {size / MIB:.0f} MiB log, one core, grep {_grep_version()}, best of runs"
-    print(
-        f"\n{env}\n{'':<28}{'MiB':>8}{'MiB/s':>9}{'scan MiB/s':>12}{'peak RSS MiB':>14}{'lines':>8}{'runs':>6}"
-    )
+    print(f"\n{env}\n{'':<28}{'MiB':>8}{'MiB/s':>9}{'scan MiB/s':>12}{'peak RSS MiB':>14}{'lines':>8}{'runs':>6}")
     results = []
     for name, argv, scanned, repeat in runs:
         r = max((measure(name, argv, scanned) for _ in range(repeat)), key=lambda r: float(r["wall_mib_s"]))

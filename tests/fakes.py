@@ -12,7 +12,6 @@ simple count.
 from __future__ import annotations
 
 import uuid
-import uuid
 from datetime import UTC, datetime
 
 from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError
