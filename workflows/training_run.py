@@ -204,9 +204,11 @@ class TrainingRun:
 
     async def _recover(self, attempt: Attempt, result: WatchResult) -> None:
         assert result.symptom is not None
-        self._set_state(RunState.RECOVERING)
         symptom = result.symptom
+        # The symptom first: the state change publishes it, so a run found by
+        # RecoveryState="recovering" shows in RecoveryLastSymptom what it recovers from.
         self.rec.symptoms.append(symptom)
+        self._set_state(RunState.RECOVERING)
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
         advice, act = await self._advise(attempt, result)

@@ -7,17 +7,19 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
 from temporalio.client import WorkflowHandle
+from temporalio.common import TypedSearchAttributes
 from temporalio.testing import WorkflowEnvironment
 
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
 from worker.config import WorkerConfig
 from worker.run_worker import build_worker
+from workflows import search_attributes as sa
 from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus
 from workflows.policy import Backoff, Budgets, CrashLoop, Policy
 
@@ -122,6 +124,36 @@ async def test_backoff_waits_on_a_durable_timer(skipping_env: WorkflowEnvironmen
     assert second.not_before - second.created_at == timedelta(hours=2)
     assert second.excluded_nodes == ["node1", "node2"]
     assert time.monotonic() - started < 60, "the 2 h backoff must be a skipped timer, not a sleep"
+
+
+async def test_search_attributes_name_the_symptom_while_recovering(skipping_env: WorkflowEnvironment) -> None:
+    """An operator filtering on RecoveryState="recovering" sees what the run recovers from."""
+    scheduler = ScriptedScheduler(["fail:node2", "complete"])
+    policy = generous(
+        backoff=Backoff(first=timedelta(hours=1), initial=timedelta(hours=1), factor=2, max=timedelta(hours=2))
+    )
+    async with running(skipping_env, scheduler, make_spec(policy)) as handle:
+        # No one awaits the result, so the test server does not skip the hour: the run waits.
+        status = await eventually(handle, lambda s: s.advice)
+        attrs = await eventually_attrs(handle, lambda a: a.get(sa.STATE) == "recovering")
+        assert attrs.get(sa.STATE) == "recovering"
+        assert attrs.get(sa.LAST_SYMPTOM) == status.symptoms[-1].kind
+        assert attrs.get(sa.LAST_SYMPTOM)  # the failed attempt's symptom, not the empty default
+        status = await handle.result()
+    assert status.run.state == "completed"
+    attrs = (await handle.describe()).typed_search_attributes
+    assert attrs.get(sa.STATE) == "completed" and attrs.get(sa.LAST_SYMPTOM) == status.symptoms[-1].kind
+
+
+async def eventually_attrs(
+    handle: WorkflowHandle[object, RunStatus], check: Callable[[TypedSearchAttributes], bool], timeout: float = 10.0
+) -> TypedSearchAttributes:
+    deadline = time.monotonic() + timeout
+    while True:
+        attrs = (await handle.describe()).typed_search_attributes
+        if check(attrs) or time.monotonic() > deadline:
+            return attrs
+        await asyncio.sleep(0.05)
 
 
 async def test_pause_holds_actions_until_resume(skipping_env: WorkflowEnvironment) -> None:
