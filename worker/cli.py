@@ -59,6 +59,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     async def go() -> int:
         client = await connect()
         if spec.scheduler == "slurm":
+            await runs.check_namespace(client)  # a refused start must leave no job behind
             job_id: str | None = await runs.sbatch_for(spec)
             await runs.start_run(client, spec)
         else:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from datetime import timedelta
 
+from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import (
     Client,
     WorkflowExecutionDescription,
@@ -48,16 +50,24 @@ async def start_run(
             SearchAttributePair(sa.ATTEMPTS, 0),
         ]
     )
-    return await client.start_workflow(
-        WORKFLOW,
-        RunInput(spec=spec),
-        id=spec.run_id,
-        task_queue=task_queue or settings.task_queue(),
-        id_reuse_policy=reuse,
-        search_attributes=attrs,
-        memo=memo(spec),
-        result_type=RunStatus,
-    )
+    try:
+        return await client.start_workflow(
+            WORKFLOW,
+            RunInput(spec=spec),
+            id=spec.run_id,
+            task_queue=task_queue or settings.task_queue(),
+            id_reuse_policy=reuse,
+            search_attributes=attrs,
+            memo=memo(spec),
+            static_summary=summary_line(spec),
+            static_details=details(spec),
+            result_type=RunStatus,
+        )
+    except RPCError as e:
+        problem = namespace_problem(e, client.namespace)
+        if problem is None:
+            raise
+        raise RunError(problem) from None
 
 
 def memo(spec: RunSpec) -> dict[str, str]:
@@ -68,6 +78,62 @@ def memo(spec: RunSpec) -> dict[str, str]:
         "policy": spec.policy.name,
         "nodes": str(spec.nodes),
     }
+
+
+def summary_line(spec: RunSpec) -> str:
+    """The UI's one-line summary of the run (a name may hold newlines: the summary may not)."""
+    name = " ".join(spec.name.split()) or spec.run_id
+    return f"{name}: {spec.script_path} by {spec.owner}, policy {spec.policy.name}"
+
+
+def details(spec: RunSpec) -> str:
+    """The UI's fixed details of the run, one `key: value` line each."""
+    fields = {**memo(spec), "scheduler": spec.scheduler}
+    return "\n".join(f"{key}: {' '.join(value.split())}" for key, value in fields.items())
+
+
+# Temporal's words when a start names a search attribute the namespace has not registered.
+_UNREGISTERED = re.compile(r"no mapping defined for search attribute (\w+)")
+_HOW_TO_REGISTER = (
+    "start the embedded server with `recovery dev-server start` (it registers them), or register them "
+    "with the `temporal operator search-attribute create` commands in docs/operations.md"
+)
+
+
+def _lacks(namespace: str, names: list[str]) -> str:
+    return f"namespace {namespace!r} lacks recovery's search attributes ({', '.join(names)}); {_HOW_TO_REGISTER}"
+
+
+def namespace_problem(error: RPCError, namespace: str) -> str | None:
+    """One line saying what the namespace lacks and how to fix it; None for any other error."""
+    found = _UNREGISTERED.search(error.message)
+    if error.status == RPCStatusCode.INVALID_ARGUMENT and found:
+        return _lacks(namespace, [found.group(1)])
+    if error.status == RPCStatusCode.NOT_FOUND and "namespace" in error.message.lower():
+        return (
+            f"namespace {namespace!r} does not exist; create it with `temporal operator namespace create "
+            f"--namespace {namespace}` and register recovery's search attributes in it (docs/operations.md)"
+        )
+    return None
+
+
+async def check_namespace(client: Client) -> None:
+    """Before a run's job is submitted outside Temporal (Slurm): fail if the namespace lacks our
+    search attributes, so a refused start leaves no job behind. Says nothing when the server
+    will not list them (a restricted operator API): the start itself then tells."""
+    request = ListSearchAttributesRequest(namespace=client.namespace)
+    try:
+        listed = await client.operator_service.list_search_attributes(request)
+    except RPCError as e:
+        problem = namespace_problem(e, client.namespace)
+        if problem is not None:
+            raise RunError(problem) from None
+        if e.status in (RPCStatusCode.PERMISSION_DENIED, RPCStatusCode.UNIMPLEMENTED):
+            return
+        raise
+    missing = [name for name in sa.ALL if name not in listed.custom_attributes]
+    if missing:
+        raise RunError(_lacks(client.namespace, missing))
 
 
 async def sbatch_for(spec: RunSpec) -> str:
