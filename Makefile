@@ -22,15 +22,17 @@ $(STAMP): pyproject.toml
 demo: install
 	$(BIN)/recovery demo
 
-# Debian tools the deployment tests use (tests/deploy): systemd-analyze and docker-compose.
+# Debian tools the tests use: systemd-analyze and docker-compose (tests/deploy), Chromium for
+# the Temporal UI test (tests/embedded/test_temporal_ui.py, /usr/bin/chromium).
 # Installed only when missing, as root; otherwise those tests skip (and fail under CI=true).
 test-deps:
 	@missing=""; \
 	command -v systemd-analyze >/dev/null 2>&1 || missing="$$missing systemd"; \
 	command -v docker-compose >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	test -x /usr/bin/chromium || missing="$$missing chromium"; \
 	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" != 0 ]; then echo "make test-deps: not root; install$$missing yourself"; \
-	else echo "installing$$missing (Debian packages, for tests/deploy)"; \
+	else echo "installing$$missing (Debian packages, for the tests)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends$$missing >/dev/null; fi
 
