@@ -15,7 +15,7 @@ from typing import Protocol
 import structlog
 from temporalio import activity
 
-from activities import failpoints
+from activities import failpoints, metrics
 from activities.clock import utcnow
 from activities.errors import PermanentActionError, scheduler_errors
 from activities.schedulers.base import Scheduler
@@ -83,6 +83,7 @@ class ActionActivities:
             found = await self.scheduler.find(inp.request.token)
             if found is None:
                 found = await self.scheduler.submit(inp.request)
+                metrics.attempt_started("submit")
                 log.info("submitted", run_id=inp.run_id, job_id=found.job_id)
         failpoints.hit("after:submit_attempt")
         return attempt_from(found, inp.attempt_index)
@@ -93,11 +94,13 @@ class ActionActivities:
         obs = await self._observe_or_none(inp.job_id)
         if obs is None:
             raise PermanentActionError(f"job {inp.job_id} is not known to the scheduler", "JobNotFound")
+        metrics.attempt_started("adopt")
         return attempt_from(obs, 0)
 
     @activity.defn
     async def record_advice(self, inp: RecordAdviceInput) -> RecordAdviceResult:
         advice = inp.advice
+        mode = self.config.mode_for(inp.partition)
         log.info(
             "advice",
             run_id=inp.run_id,
@@ -106,10 +109,11 @@ class ActionActivities:
             operation=advice.operation,
             excluded_nodes=advice.excluded_nodes,
             explanation=advice.explanation,
-            mode=self.config.mode_for(inp.partition),
+            mode=mode,
         )
         failpoints.hit("after:record_advice")
-        return RecordAdviceResult(act=self.config.mode_for(inp.partition) == "act")
+        _advice_metrics(inp, mode)
+        return RecordAdviceResult(act=mode == "act")
 
     @activity.defn
     async def requeue_hold(self, inp: JobActionInput) -> Action:
@@ -118,6 +122,7 @@ class ActionActivities:
             return self._done(inp, "requeue_hold", False, f"already requeued ({obs.restart_count})")
         with scheduler_errors():
             await self.scheduler.requeue_hold(inp.job_id)
+        metrics.attempt_started("requeue")
         failpoints.hit("after:requeue_hold")
         return self._done(inp, "requeue_hold", True, f"restart count {inp.restart_count + 1}")
 
@@ -166,14 +171,11 @@ class ActionActivities:
             last = await self._observe_or_none(inp.job_id)
             activity.heartbeat(last.state if last else "unknown")
             if last is not None and last.restart_count >= inp.successor_restart_count and last.started_at:
-                return _judge_successor(last, inp)
+                return _counted(_judge_successor(last, inp), inp)
             await asyncio.sleep(inp.poll_seconds)
         where = f"{last.state} ({last.reason})" if last else "job unknown to the scheduler"
-        return VerifyResult(
-            ok=False,
-            observation=last,
-            reason=f"successor not running after {inp.timeout_seconds:g}s: {where}",
-        )
+        reason = f"successor not running after {inp.timeout_seconds:g}s: {where}"
+        return _counted(VerifyResult(ok=False, observation=last, reason=reason), inp)
 
     async def _observe_for_action(self, job_id: str, missing: str = "JobNotFound") -> JobObservation:
         obs = await self._observe_or_none(job_id)
@@ -203,6 +205,7 @@ class ActionActivities:
     @staticmethod
     def _done(inp: JobActionInput, kind: ActionKind, changed: bool, detail: str) -> Action:
         log.info("action", run_id=inp.run_id, job_id=inp.job_id, kind=kind, changed=changed)
+        metrics.action_done(kind, changed)
         return Action(
             advice_generation=inp.advice_generation,
             kind=kind,
@@ -219,3 +222,21 @@ def _judge_successor(obs: JobObservation, inp: VerifyInput) -> VerifyResult:
         reason = f"successor runs on excluded node(s) {', '.join(on_excluded)}"
         return VerifyResult(ok=False, observation=obs, reason=reason)
     return VerifyResult(ok=True, observation=obs, reason=f"running on {', '.join(obs.nodes)}")
+
+
+def _advice_metrics(inp: RecordAdviceInput, mode: str) -> None:
+    """Count the advice; advice that is settled the moment it is recorded is resolved too."""
+    operation = inp.advice.operation
+    metrics.advice_recorded(operation, mode, metrics.seconds_between(inp.failed_at, utcnow()))
+    if operation != "restart":
+        metrics.advice_resolved(operation, "converged", acted=False)  # the run stops as advised
+    elif mode != "act":
+        metrics.advice_resolved(operation, "abandoned", acted=False)  # observe: recorded only
+
+
+def _counted(result: VerifyResult, inp: VerifyInput) -> VerifyResult:
+    """The successor check settles a restart that was carried out: converged or abandoned."""
+    metrics.advice_resolved("restart", "converged" if result.ok else "abandoned", acted=True)
+    if result.ok and result.observation is not None:
+        metrics.successor_running(metrics.seconds_between(inp.failed_at, result.observation.started_at))
+    return result

@@ -10,6 +10,7 @@ from typing import Protocol, runtime_checkable
 
 from temporalio import activity
 
+from activities import metrics
 from activities.attribution import Provider, RulesProvider
 from activities.errors import scheduler_errors
 from activities.health import health_evidence, implicates, probe_node
@@ -69,6 +70,7 @@ class DiagnoseActivities:
         if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
         usable = [n.name for n in nodes if not unusable(n)]
+        metrics.symptom_diagnosed(inp.symptom.kind, diagnosis.category)
         requeued = failed is not inp.observation
         return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable, failed_run=failed if requeued else None)
 

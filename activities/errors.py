@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 from temporalio.exceptions import ApplicationError
 
+from activities import metrics
 from activities.schedulers.base import (
     JobNotFound,
     JobNotRequeueable,
@@ -33,13 +34,18 @@ class PermanentActionError(ApplicationError):
 
 @contextmanager
 def scheduler_errors() -> Iterator[None]:
+    """Translate scheduler errors; each is counted (`recovery_scheduler_errors_total`) first."""
     try:
         yield
     except SchedulerUnavailable as e:
+        metrics.scheduler_error("SchedulerUnavailable")
         raise ApplicationError(f"scheduler unavailable: {e}", type="SchedulerUnavailable") from e
     except JobNotFound as e:
+        metrics.scheduler_error("JobNotFound")
         raise PermanentActionError(f"job not found: {e}", "JobNotFound") from e
     except JobNotRequeueable as e:
+        metrics.scheduler_error("NotRequeueable")
         raise PermanentActionError(f"job cannot be requeued: {e}", "NotRequeueable") from e
     except SchedulerError as e:
+        metrics.scheduler_error("SchedulerRefused")
         raise ApplicationError(f"scheduler refused: {e}", type="SchedulerRefused") from e

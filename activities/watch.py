@@ -14,6 +14,7 @@ from typing import Literal
 import structlog
 from temporalio import activity
 
+from activities import metrics
 from activities.clock import utcnow
 from activities.logwatch import AttemptLog, LogReading
 from activities.progress import ProgressRecord
@@ -80,6 +81,7 @@ class WatchActivities:
             found = await self.observer.observe([attempt.job_id])
         except SchedulerUnavailable as e:
             # The watch outlives scheduler restarts: keep heartbeating and look again.
+            metrics.scheduler_error("SchedulerUnavailable")
             log.warning("scheduler unavailable", job_id=attempt.job_id, error=str(e))
             return None
         except JobNotFound:

@@ -59,18 +59,46 @@ class DiscoveryConfig(_Section):
     interval: Duration = timedelta(seconds=30)
 
 
+class TlsConfig(_Section):
+    """TLS to the Temporal frontend; with `cert` and `key`, mutual TLS. Paths of PEM files."""
+
+    ca: str | None = None  # the CA that signed the server's certificate; default: the system's roots
+    cert: str | None = None  # this client's certificate, for mTLS
+    key: str | None = None  # its private key
+    server_name: str | None = None  # the name in the server's certificate, if not the address's host
+
+    @model_validator(mode="after")
+    def _cert_and_key(self) -> TlsConfig:
+        if bool(self.cert) != bool(self.key):
+            raise ValueError("tls needs both cert and key for mTLS, or neither")
+        return self
+
+
+class TemporalConfig(_Section):
+    """Where Temporal is and how to authenticate; environment variables override these
+    (`worker.connection`). Secrets stay in files or the environment, never in this file."""
+
+    address: str | None = None  # default: RECOVERY_TEMPORAL_ADDRESS, else 127.0.0.1:7233
+    namespace: str | None = None  # default: RECOVERY_NAMESPACE, else default
+    tls: TlsConfig | None = None  # present (even `tls: {}`): connect over TLS
+    api_key_file: str | None = None  # a file holding the API key (sent as a bearer token, over TLS)
+    payload_codec: str | None = None  # "module:attr", a PayloadCodec (or a factory) to encrypt payloads
+
+
 class WorkerConfig(_Section):
     scheduler: Literal["local", "slurm"] = "local"
     mode: Mode | None = None  # default: act on the local scheduler, observe on Slurm
     partitions: list[str] | None = None  # manage opted-in jobs in these partitions only
     observe_partitions: list[str] = Field(default_factory=list)  # narrow `act` to observe here
     metrics: str | None = None  # HOST:PORT for Prometheus
+    metrics_interval: Duration = timedelta(seconds=30)  # how often `recovery_runs` is counted
     signatures: list[str] = Field(default_factory=list)  # YAML files that add or override signatures by id
     progress_patterns: list[str] = Field(default_factory=list)  # regexes with a named group `step`
     slurm: SlurmConfig = SlurmConfig()
     discovery: DiscoveryConfig = DiscoveryConfig()
     attribution: AttributionConfig = AttributionConfig()
     health: HealthConfig = HealthConfig()
+    temporal: TemporalConfig = TemporalConfig()
 
     @property
     def effective_mode(self) -> Mode:

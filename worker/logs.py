@@ -1,4 +1,9 @@
-"""structlog set-up: JSON lines when not on a terminal (services), readable lines on one."""
+"""structlog set-up: JSON lines when not on a terminal (services), readable lines on one.
+
+The standard library's logging (the Temporal SDK's own messages) goes through the same
+processors, so a service writes nothing but JSON lines, and lines logged while an activity runs
+carry its `activity`, `run_id`, `attempt` and `job_id` (bound by `worker.activity_context`).
+"""
 
 from __future__ import annotations
 
@@ -7,19 +12,34 @@ import sys
 
 import structlog
 
+SHARED: list[structlog.types.Processor] = [
+    structlog.contextvars.merge_contextvars,
+    structlog.processors.add_log_level,
+    structlog.processors.TimeStamper(fmt="iso", utc=True),
+]
+
 
 def configure(level: int = logging.INFO) -> None:
     renderer: structlog.types.Processor = (
         structlog.dev.ConsoleRenderer() if sys.stderr.isatty() else structlog.processors.JSONRenderer()
     )
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            renderer,
-        ],
+        processors=[*SHARED, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
         cache_logger_on_first_use=True,
     )
+    _route_stdlib(level, renderer)
+
+
+def _route_stdlib(level: int, renderer: structlog.types.Processor) -> None:
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=[*SHARED, structlog.stdlib.add_logger_name],
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(level)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request otherwise

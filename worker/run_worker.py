@@ -24,7 +24,9 @@ from activities.schedulers.base import Scheduler, SchedulerError
 from activities.signatures.catalog import load_catalog
 from activities.watch import WatchActivities
 from worker import settings
+from worker.activity_context import ActivityContext
 from worker.config import WorkerConfig
+from worker.run_states import publish_run_states
 from worker.submit import TUNING
 from workflows.discovery import SlurmDiscovery
 from workflows.models import DiscoveryInput
@@ -105,6 +107,7 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
         workflows=workflows,
         activities=activities,
         max_concurrent_activities=1000,
+        interceptors=[ActivityContext(scheduler.name)],
     )
 
 
@@ -135,5 +138,15 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
         if isinstance(scheduler, Discoverable) and config.discovery.enabled:
             await ensure_discovery(client, scheduler, config, queue)
         log.info("worker started", task_queue=queue, scheduler=scheduler.name, mode=config.effective_mode)
+        counting = _count_runs(client, config, stop)
         await stop.wait()
         log.info("worker stopping")
+        if counting is not None:
+            await counting
+
+
+def _count_runs(client: Client, config: WorkerConfig, stop: asyncio.Event) -> asyncio.Task[None] | None:
+    """The runs-by-state gauge, only where metrics are served: it costs visibility queries."""
+    if not config.metrics:
+        return None
+    return asyncio.create_task(publish_run_states(client, config.metrics_interval.total_seconds(), stop))

@@ -377,6 +377,8 @@ class RecordAdviceInput(Model):
     run_id: str
     advice: Advice
     partition: str = ""  # a worker may only observe in some partitions
+    failed_at: datetime | None = None  # when the attempt failed: the failure -> advice latency metric
+    job_id: str | None = None  # the failed attempt's job, for the activity's log lines
 
 
 class JobActionInput(Model):
@@ -387,6 +389,7 @@ class JobActionInput(Model):
     job_id: str
     restart_count: int
     excluded_nodes: list[str] = Field(default_factory=list)
+    attempt_index: int | None = None  # the failed attempt, for the activity's log lines
 
 
 class VerifyInput(Model):
@@ -398,6 +401,8 @@ class VerifyInput(Model):
     excluded_nodes: list[str]
     timeout_seconds: float
     poll_seconds: float
+    failed_at: datetime | None = None  # when the failed attempt failed: the failure -> successor metric
+    attempt_index: int | None = None  # the successor's index, for the activity's log lines
 
 
 class VerifyResult(Model):

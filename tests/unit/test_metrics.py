@@ -1,0 +1,111 @@
+"""Our metrics through the SDK's meter and its Prometheus endpoint, recorded by real activities
+in Temporal's ActivityEnvironment (no server needed)."""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from temporalio.common import MetricMeter
+from temporalio.exceptions import ApplicationError
+from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
+from temporalio.testing import ActivityEnvironment
+
+from activities import metrics
+from activities.actions import ActionActivities
+from activities.errors import PermanentActionError, scheduler_errors
+from activities.schedulers.base import JobNotFound, SchedulerUnavailable
+from tests.fakes import ScriptedScheduler
+from tests.prometheus import Sample, scrape, value
+from worker.config import WorkerConfig
+from workflows.models import Advice, RecordAdviceInput
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def prometheus() -> Iterator[tuple[MetricMeter, int]]:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = int(s.getsockname()[1])
+    config = PrometheusConfig(bind_address=f"127.0.0.1:{port}", histogram_bucket_overrides=metrics.BUCKET_OVERRIDES)
+    runtime = Runtime(telemetry=TelemetryConfig(metrics=config))
+    yield runtime.metric_meter, port
+
+
+def env_for(meter: MetricMeter, activity_type: str) -> ActivityEnvironment:
+    env = ActivityEnvironment()
+    env.metric_meter = meter
+    env.info = dataclasses.replace(ActivityEnvironment.default_info(), activity_type=activity_type)
+    return env
+
+
+def advice(operation: str = "restart") -> Advice:
+    return Advice(
+        generation=1,
+        attempt_index=0,
+        operation=operation,  # type: ignore[arg-type]
+        reason="r",
+        explanation="e",
+        created_at=T0,
+    )
+
+
+def test_seconds_between() -> None:
+    assert metrics.seconds_between(T0, T0 + timedelta(seconds=90)) == 90.0
+    assert metrics.seconds_between(T0 + timedelta(seconds=5), T0) == 0.0  # another host's clock was ahead
+    assert metrics.seconds_between(None, T0) is None and metrics.seconds_between(T0, None) is None
+
+
+def test_outside_an_activity_nothing_is_recorded_and_nothing_fails() -> None:
+    metrics.attempt_started("submit")
+    metrics.advice_recorded("restart", "act", 3.0)
+    with pytest.raises(PermanentActionError), scheduler_errors():
+        raise JobNotFound("7")
+
+
+async def test_scheduler_errors_are_counted_by_scheduler_command_and_kind(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, port = prometheus
+
+    async def refused() -> None:
+        token = metrics.SCHEDULER.set("slurm")
+        try:
+            with scheduler_errors():
+                raise SchedulerUnavailable("slurmctld is away")
+        finally:
+            metrics.SCHEDULER.reset(token)
+
+    for _ in range(2):
+        with pytest.raises(ApplicationError, match="scheduler unavailable"):
+            await env_for(meter, "requeue_hold").run(refused)
+    got = scrape(port)
+    labels = {"scheduler": "slurm", "command": "requeue_hold", "kind": "SchedulerUnavailable"}
+    assert value(got, "recovery_scheduler_errors_total", **labels) == 2
+    assert value(got, "recovery_scheduler_errors_total", activity_type="requeue_hold") == 2  # the SDK's label
+
+
+async def test_record_advice_counts_and_times_it(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, port = prometheus
+    acting = ActionActivities(ScriptedScheduler(["complete"]), WorkerConfig(mode="act"))
+    observing = ActionActivities(ScriptedScheduler(["complete"]), WorkerConfig(mode="observe"))
+    failed_at = datetime.now(UTC) - timedelta(seconds=42)
+    env = env_for(meter, "record_advice")
+    await env.run(acting.record_advice, RecordAdviceInput(run_id="r1", advice=advice(), failed_at=failed_at))
+    await env.run(observing.record_advice, RecordAdviceInput(run_id="r2", advice=advice()))
+    await env.run(acting.record_advice, RecordAdviceInput(run_id="r3", advice=advice("give_up")))
+    got: list[Sample] = scrape(port)
+    assert value(got, "recovery_advice_total", operation="restart", mode="act") == 1
+    assert value(got, "recovery_advice_total", operation="restart", mode="observe") == 1
+    assert value(got, "recovery_advice_total", operation="give_up", mode="act") == 1
+    resolved = "recovery_advice_resolved_total"
+    assert value(got, resolved, operation="restart", status="abandoned", acted="false") == 1
+    assert value(got, resolved, operation="give_up", status="converged", acted="false") == 1
+    assert value(got, resolved, operation="restart", status="converged") == 0  # only once the successor runs
+    # Only the advice that said when its attempt failed is timed.
+    assert value(got, "recovery_failure_to_advice_seconds_count", operation="restart") == 1
+    assert 42 <= value(got, "recovery_failure_to_advice_seconds_sum") < 60
+    assert value(got, "recovery_failure_to_advice_seconds_bucket", le="30") == 0
+    assert value(got, "recovery_failure_to_advice_seconds_bucket", le="60") == 1
