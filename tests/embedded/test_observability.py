@@ -27,6 +27,7 @@ def log_lines(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.timeout(180)
 async def test_metrics_and_log_context_after_a_recovery(embedded: Embedded, client: Client, tmp_path: Path) -> None:
+    embedded.stop_workers()  # a worker left by a failed test would share the counts
     port = free_port()
     config = tmp_path / "worker.yaml"
     config.write_text("metrics_interval: 1s\n")
@@ -72,6 +73,7 @@ async def test_metrics_and_log_context_after_a_recovery(embedded: Embedded, clie
     assert worker.returncode == 0
     lines = log_lines(log_file)
     assert lines, "the worker logs JSON lines when not on a terminal"
+    assert any(str(line.get("logger", "")).startswith("temporalio") for line in lines), "the SDK's lines too"
     mine = [line for line in lines if line.get("run_id") == spec.run_id]
     submitted = next(line for line in mine if line["event"] == "submitted")
     assert submitted["activity"] == "submit_attempt" and submitted["attempt"] == 0

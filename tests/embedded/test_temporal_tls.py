@@ -99,6 +99,7 @@ async def test_worker_and_cli_over_mtls_recover_a_run(
     embedded: Embedded, client: Client, pki: Pki, proxy: TlsProxy, tmp_path: Path
 ) -> None:
     env = tls_env(pki, proxy)
+    embedded.stop_workers()  # only the worker over mTLS may run the run
     embedded.start_worker(**env)
     spec = await start(client, embedded.job_script("mtls", fault_node="node2"))
     status = await asyncio.wait_for(runs.wait_result(client, spec.run_id), 150)
