@@ -150,12 +150,18 @@ def in_order(story: list[str], names: list[str]) -> bool:
 
 
 def test_plain_cli_signals_pause_resume_and_cancel(embedded: Embedded, worker: None) -> None:
-    script = embedded.job_script("signals", steps=3000)
+    script = embedded.job_script("signals", steps=3000)  # runs for minutes unless cancelled
     done = embedded.recovery("submit", "--json", str(script), cwd=script.parent)
     assert done.returncode == 0, done.stderr
     run_id, job_id = json.loads(done.stdout)["run"], json.loads(done.stdout)["job_id"]
-    assert wait_for(lambda: status(embedded, run_id)["run"]["state"] == "running", timeout=30)
+    try:
+        pause_resume_cancel(embedded, run_id, job_id)
+    finally:  # a failed check must not leave the job holding nodes for later tests
+        embedded.recovery("cancel", run_id, "--kill-job")
 
+
+def pause_resume_cancel(embedded: Embedded, run_id: str, job_id: str) -> None:
+    assert wait_for(lambda: status(embedded, run_id)["run"]["state"] == "running", timeout=30)
     temporal(embedded, "workflow", "signal", "--workflow-id", run_id, "--name", "pause")
     assert wait_for(lambda: status(embedded, run_id)["run"]["paused"], timeout=30)
     assert status(embedded, run_id)["run"]["state"] == "paused"
