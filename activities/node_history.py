@@ -10,17 +10,27 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
+import structlog
 from temporalio import activity
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from activities.errors import scheduler_errors
-from activities.schedulers.base import Scheduler
-from workflows.models import NodeFailureReport, NodeHistoryInput, NodeQuery, SuspectQuery
+from activities.schedulers.base import Drainable, Scheduler, out_of_rotation
+from workflows.models import (
+    DrainInput,
+    DrainResult,
+    NodeFailureReport,
+    NodeHistoryInput,
+    NodeQuery,
+    NodeSummary,
+    SuspectQuery,
+)
 from workflows.node_history import NodeHistory, history_id
 
 QUERY_TIMEOUT = timedelta(seconds=10)
+log = structlog.get_logger("recovery.activities")
 
 
 @runtime_checkable
@@ -31,10 +41,13 @@ class NamedCluster(Protocol):
 
 
 class NodeHistoryActivities:
-    def __init__(self, client: Client, scheduler: Scheduler, cluster: str | None = None) -> None:
+    def __init__(
+        self, client: Client, scheduler: Scheduler, cluster: str | None = None, *, may_drain: bool = False
+    ) -> None:
         self.client = client
         self.scheduler = scheduler
         self._cluster = cluster  # configured, or learned once from the scheduler
+        self.may_drain = may_drain  # the operator's consent (config `drain_suspect_nodes`)
 
     async def cluster(self, named: str | None = None) -> str:
         """The cluster a report is about: as named, else the configured one, else the
@@ -85,6 +98,56 @@ class NodeHistoryActivities:
                     non_retryable=True,
                 ) from e
             raise
+
+    @activity.defn
+    async def drain_nodes(self, inp: DrainInput) -> DrainResult:
+        """Drain suspect nodes, each with its failures as the reason. A node already drained or
+        down is left alone, so a retry (or another run draining it first) changes nothing."""
+        refused = self._drain_refused()
+        if refused:
+            log.warning("drain refused", run_id=inp.run_id, nodes=inp.nodes, why=refused)
+            return DrainResult(refused=refused)
+        assert isinstance(self.scheduler, Drainable)
+        with scheduler_errors():
+            states = {n.name: n for n in await self.scheduler.nodes()}
+        result = DrainResult(already=[n for n in inp.nodes if n in states and out_of_rotation(states[n])])
+        todo = [n for n in inp.nodes if n not in result.already]
+        reasons = await self._reasons(inp, todo)
+        for node in todo:
+            with scheduler_errors():
+                await self.scheduler.drain(node, reasons[node])
+            result.drained[node] = reasons[node]
+            log.warning("node drained", run_id=inp.run_id, node=node, reason=reasons[node])
+        return result
+
+    def _drain_refused(self) -> str | None:
+        if not self.may_drain:
+            return "this worker's config does not allow draining (drain_suspect_nodes: false)"
+        if not isinstance(self.scheduler, Drainable):
+            return f"the {self.scheduler.name} scheduler cannot drain nodes"
+        return None
+
+    async def _reasons(self, inp: DrainInput, nodes: list[str]) -> dict[str, str]:
+        """Why, per node, from its node history: the runs it failed and the last reason seen."""
+        cluster = await self.cluster(inp.cluster)
+        handle = self.client.get_workflow_handle_for(NodeHistory.run, history_id(cluster))
+        query = NodeQuery(rule=inp.rule, now=inp.now)
+        try:
+            report = await handle.query(NodeHistory.nodes, query, rpc_timeout=_query_timeout())
+        except RPCError:
+            report = None  # the reason is a courtesy; the drain itself must not wait on it
+        summaries = {n.node: n for n in report.nodes} if report else {}
+        return {node: drain_reason(node, summaries.get(node), inp.run_id) for node in nodes}
+
+
+def drain_reason(node: str, summary: NodeSummary | None, run_id: str) -> str:
+    """`recovery: failed in runs A, B within 7d (last: xid 79)`: what an operator sees in sinfo -R."""
+    if summary is None or not summary.runs_in_window:
+        return f"recovery: suspect node (run {run_id})"
+    last = summary.history[-1].reason if summary.history else ""
+    runs = ", ".join(summary.runs_in_window[-3:])
+    text = f"recovery: failed in {len(summary.runs_in_window)} runs ({runs})"
+    return f"{text}; last: {last}" if last else text
 
 
 def _query_timeout() -> timedelta:

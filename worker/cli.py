@@ -144,7 +144,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
     log_reading(config)  # a bad signature file or progress pattern stops here, in one line
 
     async def go() -> int:
-        await serve(await connect(metrics=config.metrics), scheduler, config)
+        await serve(await connect(metrics=config.metrics, temporal=config.temporal), scheduler, config)
         return 0
 
     return run_async(go())

@@ -33,7 +33,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     down.add_argument("--reason", default="", help="shown in status")
     down.set_defaults(func=_guarded(_node_down))
 
-    up = commands.add_parser("node-up", help="bring a down node back")
+    drain = commands.add_parser("node-drain", help="let a node's job finish, start nothing new there")
+    drain.add_argument("name")
+    drain.add_argument("--reason", default="", help="shown in status")
+    drain.set_defaults(func=_guarded(_node_drain))
+
+    up = commands.add_parser("node-up", help="bring a down or drained node back")
     up.add_argument("name")
     up.set_defaults(func=_guarded(_node_up))
 
@@ -82,6 +87,12 @@ def _status(args: argparse.Namespace) -> int:
 def _node_down(args: argparse.Namespace) -> int:
     local_cluster.node_down(args.name, args.reason)
     print(f"{args.name} is down")
+    return 0
+
+
+def _node_drain(args: argparse.Namespace) -> int:
+    local_cluster.node_drain(args.name, args.reason)
+    print(f"{args.name} is drained")
     return 0
 
 

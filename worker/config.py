@@ -99,6 +99,9 @@ class WorkerConfig(_Section):
     attribution: AttributionConfig = AttributionConfig()
     health: HealthConfig = HealthConfig()
     temporal: TemporalConfig = TemporalConfig()
+    # The operator's consent for policies' `suspect_nodes.drain`: draining takes a node away from
+    # every user of the cluster, so a job's own policy alone must not be able to do it.
+    drain_suspect_nodes: bool = False
 
     @property
     def effective_mode(self) -> Mode:

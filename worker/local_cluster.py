@@ -138,6 +138,10 @@ def node_down(name: str, reason: str = "") -> None:
     call_sync(wire.NodeDown(name=name, reason=reason))
 
 
+def node_drain(name: str, reason: str = "") -> None:
+    call_sync(wire.NodeDrain(name=name, reason=reason))
+
+
 def node_up(name: str) -> None:
     call_sync(wire.NodeUp(name=name))
 

@@ -100,6 +100,8 @@ class Daemon:
                 return cluster.node_infos()
             case wire.NodeDown(name=name, reason=reason):
                 await cluster.node_down(name, reason)
+            case wire.NodeDrain(name=name, reason=reason):
+                cluster.node_drain(name, reason)
             case wire.NodeUp(name=name):
                 cluster.node_up(name)
             case wire.Status():

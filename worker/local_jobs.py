@@ -241,9 +241,17 @@ class LocalCluster:
             local_procs.signal_group(proc.pid, signal.SIGKILL)
         await self._stop(run, JobState.NODE_FAIL, "NodeDown", [name])
 
+    def node_drain(self, name: str, reason: str = "") -> None:
+        node = self._node(name)
+        node.drain = True
+        node.reason = reason or "drained by operator"
+        self._save()
+        log.warning("node_drain", node=name, reason=node.reason)
+
     def node_up(self, name: str) -> None:
         node = self._node(name)
         node.down = False
+        node.drain = False
         node.reason = ""
         self._save()
         self._schedule()
@@ -289,7 +297,7 @@ class LocalCluster:
         for job in self.jobs.values():
             if job.state is not JobState.PENDING or job.held:
                 continue
-            usable = [node for node in self.nodes.values() if not node.down and node.name not in job.excluded_nodes]
+            usable = [n for n in self.nodes.values() if not (n.down or n.drain) and n.name not in job.excluded_nodes]
             free = [node.name for node in usable if node.job_id is None]
             if len(free) >= job.nodes_wanted:
                 self._allocate(job, free[: job.nodes_wanted])

@@ -35,12 +35,15 @@ def output_path(root: Path, job_id: int) -> Path:
 class NodeRecord(BaseModel):
     name: str
     down: bool = False
+    drain: bool = False  # as Slurm's DRAIN: its job goes on, no new one starts here
     reason: str = ""
     job_id: int | None = None
 
     def info(self) -> NodeInfo:
         if self.down:
             state = "down"
+        elif self.drain:
+            state = "draining" if self.job_id is not None else "drained"
         elif self.job_id is not None:
             state = "allocated"
         else:
@@ -140,7 +143,8 @@ def load(path: Path, node_count: int) -> ClusterState:
     for number in range(1, node_count + 1):
         name = f"node{number}"
         old = saved.get(name)
-        state.nodes.append(NodeRecord(name=name, down=old.down, reason=old.reason) if old else NodeRecord(name=name))
+        kept = old.model_dump(include={"down", "drain", "reason"}) if old else {}
+        state.nodes.append(NodeRecord(name=name, **kept))
     return state
 
 

@@ -95,8 +95,8 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun, NodeHistory]
     activities = activities_for(scheduler, config)
-    nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster)
-    activities += [nodes.report_failure, nodes.suspect_nodes]
+    nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster, may_drain=config.drain_suspect_nodes)
+    activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
         workflows.append(SlurmDiscovery)
         discovery = DiscoveryActivities(scheduler, client, config.partitions, TUNING["slurm"])

@@ -76,7 +76,7 @@ Category = Literal[
 ]
 Operation = Literal["restart", "terminate", "give_up"]
 AdviceStatus = Literal["pending", "converged", "abandoned"]
-ActionKind = Literal["submit", "requeue_hold", "set_excluded_nodes", "release", "cancel"]
+ActionKind = Literal["submit", "requeue_hold", "set_excluded_nodes", "release", "cancel", "drain_node"]
 
 
 # --- scheduler facts -------------------------------------------------------------------------
@@ -585,6 +585,25 @@ class SuspectQuery(Model):
     rule: SuspectRule = Field(default_factory=SuspectRule)
     now: datetime
     cluster: str | None = None
+
+
+class DrainInput(Model):
+    """Activity input: drain these suspect nodes, for this run (named in the drain reason)."""
+
+    run_id: str
+    nodes: list[str]
+    rule: SuspectRule = Field(default_factory=SuspectRule)
+    now: datetime
+    cluster: str | None = None
+
+
+class DrainResult(Model):
+    """Per node, what the drain found and did: `drained` now, `already` drained or down (left
+    alone), or `refused` with why (the worker may not drain, or the scheduler cannot)."""
+
+    drained: dict[str, str] = Field(default_factory=dict)  # node -> the reason given to the scheduler
+    already: list[str] = Field(default_factory=list)
+    refused: str | None = None
 
 
 class NotifyInput(Model):

@@ -118,9 +118,9 @@ class CrashLoop(_Section):
 
 class SuspectNodes(_Section):
     """A node implicated in failures of at least `failures` different runs within `window` is
-    suspect, and every run's restart advice excludes it. `drain` (drain it in Slurm, with the
-    evidence as reason) is opt-in and not carried out yet: it is accepted so policies can say so,
-    and a suspect node is only logged, never drained."""
+    suspect, and every run's restart advice excludes it. `drain` (drain it in the scheduler, its
+    failures as the reason) is opt-in, in act mode, and needs the worker config's consent
+    (`drain_suspect_nodes`): a drained node is gone for every user of the cluster."""
 
     failures: int = Field(default=2, ge=1)
     window: Duration = timedelta(days=7)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
@@ -36,6 +36,8 @@ with workflow.unsafe.imports_passed_through():
         CancelRequest,
         DiagnoseInput,
         Diagnosis,
+        DrainInput,
+        DrainResult,
         JobActionInput,
         JobObservation,
         Milestone,
@@ -261,12 +263,20 @@ class TrainingRun:
         self.rec.advice.append(advice)
         recorded = await workflow.execute_activity_method(
             ActionActivities.record_advice,
-            RecordAdviceInput(run_id=self.spec.run_id, advice=advice, partition=attempt.partition),
+            RecordAdviceInput(
+                run_id=self.spec.run_id,
+                advice=advice,
+                partition=attempt.partition,
+                failed_at=self._failed_at(),
+                job_id=attempt.job_id,
+            ),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
         )
         self._milestone("advice_recorded", workflow.now(), attempt.index)
         await self._notify(advice)
+        if recorded.act and self.spec.policy.suspect_nodes.drain:
+            await self._drain_suspects(attempt, advice)
         return advice, recorded.act
 
     async def _notify(self, advice: Advice) -> None:
@@ -316,6 +326,42 @@ class TrainingRun:
         except ActivityError:
             return []
         return found
+
+    async def _drain_suspects(self, attempt: Attempt, advice: Advice) -> None:
+        """Policy `suspect_nodes.drain`: take the nodes that are suspect now (this failure
+        included) out of rotation for everyone. Advisory, like the history it comes from."""
+        suspects = await self._suspects()
+        if not suspects:
+            return
+        inp = DrainInput(
+            run_id=self.spec.run_id,
+            nodes=suspects,
+            rule=SuspectRule.of(self.spec.policy.suspect_nodes),
+            now=workflow.now(),
+        )
+        try:
+            done = await workflow.execute_activity_method(
+                NodeHistoryActivities.drain_nodes, inp, start_to_close_timeout=self._quick(), retry_policy=BOUNDED
+            )
+        except ActivityError as e:
+            done = DrainResult(refused=f"failed: {e.cause or e}")
+        for node, reason in done.drained.items():
+            self._drain_action(advice, attempt, True, f"drained {node}: {reason}")
+        if done.refused:
+            self._drain_action(advice, attempt, False, f"not drained ({', '.join(suspects)}): {done.refused}")
+
+    def _drain_action(self, advice: Advice, attempt: Attempt, changed: bool, detail: str) -> None:
+        # Straight into the record: a drain is not the restart, so it is no `first_action`.
+        self.rec.actions.append(
+            Action(
+                advice_generation=advice.generation,
+                kind="drain_node",
+                job_id=attempt.job_id,
+                at=workflow.now(),
+                changed=changed,
+                detail=detail,
+            )
+        )
 
     async def _remember_failure(self, attempt: Attempt, diagnosis: Diagnosis) -> None:
         """Tell the cluster's node history which nodes this failure implicated."""
@@ -383,6 +429,7 @@ class TrainingRun:
             job_id=attempt.job_id,
             restart_count=attempt.restart_count,
             excluded_nodes=advice.excluded_nodes,
+            attempt_index=attempt.index,
         )
         try:
             self._record_action(await self._act(ActionActivities.requeue_hold, step), attempt.index)
@@ -464,6 +511,8 @@ class TrainingRun:
                 excluded_nodes=advice.excluded_nodes,
                 timeout_seconds=self.tuning.verify_timeout_seconds,
                 poll_seconds=self.tuning.poll_seconds,
+                failed_at=self._failed_at(),
+                attempt_index=successor.index,
             ),
             start_to_close_timeout=timedelta(seconds=self.tuning.verify_timeout_seconds + 60),
             heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
@@ -504,6 +553,11 @@ class TrainingRun:
     def _quick(self) -> timedelta:
         """Timeout of a short activity: a killed worker's activity is retried after this long."""
         return timedelta(seconds=self.tuning.action_timeout_seconds)
+
+    def _failed_at(self) -> datetime:
+        """When the attempt being recovered failed (as its failure_observed milestone says)."""
+        symptom = self.rec.symptoms[-1]
+        return symptom.failed_at or symptom.detected_at
 
     def _history_full(self) -> bool:
         info = workflow.info()

@@ -14,7 +14,7 @@ Rules every implementation keeps, because activities build their idempotency on 
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from workflows.models import JobObservation, NodeInfo, SubmitRequest
 
@@ -73,3 +73,20 @@ class Scheduler(Protocol):
     def opted_in(self, observation: JobObservation) -> bool:
         """Whether the job asked to be managed by recovery (checked before every mutation)."""
         ...
+
+
+@runtime_checkable
+class Drainable(Protocol):
+    """A scheduler that can take a node out of rotation (Slurm's DRAIN: running work goes on,
+    nothing new starts there) until an operator returns it."""
+
+    async def drain(self, node: str, reason: str) -> None: ...
+
+
+UNAVAILABLE_STATES = ("drain", "down", "fail", "maint", "reboot")
+
+
+def out_of_rotation(info: NodeInfo) -> bool:
+    """Whether a node is already drained, draining, down or otherwise not taking new work."""
+    state = info.state.lower()
+    return any(word in state for word in UNAVAILABLE_STATES)

@@ -58,6 +58,9 @@ class LocalScheduler:
     async def nodes(self) -> list[NodeInfo]:
         return _NODES.validate_python(await self._call(wire.Nodes()))
 
+    async def drain(self, node: str, reason: str) -> None:
+        await self._call(wire.NodeDrain(name=node, reason=reason))
+
     def opted_in(self, observation: JobObservation) -> bool:
         return True  # every job on the embedded cluster was submitted by a run
 

@@ -87,6 +87,12 @@ class NodeDown(_Op):
     reason: str = ""
 
 
+class NodeDrain(_Op):
+    op: Literal["node_drain"] = "node_drain"
+    name: str
+    reason: str = ""
+
+
 class NodeUp(_Op):
     op: Literal["node_up"] = "node_up"
     name: str
@@ -111,6 +117,7 @@ Request = Annotated[
     | Cancel
     | Nodes
     | NodeDown
+    | NodeDrain
     | NodeUp
     | Status
     | Shutdown,

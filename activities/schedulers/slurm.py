@@ -46,6 +46,7 @@ from workflows.models import (
 log = structlog.get_logger("recovery.slurm")
 
 _JOB_ID = re.compile(r"^[0-9]+(_[0-9]+)?$")
+DRAIN_REASON_CHARS = 200
 _NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-\[\]]*$")
 _PARTITION = re.compile(r"^[A-Za-z0-9._\-]+$")
 _EXCLUSION_MEMO_SIZE = 20_000
@@ -139,6 +140,12 @@ class SlurmScheduler:
         # -v: 22.05's scancel reports an unknown job only on stderr, and exits 0.
         argv = ["scancel", "-v", _checked_id(job_id)]
         await self._run(argv, what=f"scancel {job_id}", errors_in_output=True)
+
+    async def drain(self, node: str, reason: str) -> None:
+        """DRAIN a node with a reason (argument list: the reason is data, never shell)."""
+        name, text = _checked_node(node), one_line_reason(reason)
+        argv = ["scontrol", "update", f"NodeName={name}", "State=DRAIN", f"Reason={text}"]
+        await self._run(argv, what=f"drain {node}")
 
     def opted_in(self, observation: JobObservation) -> bool:
         """Only jobs whose comment starts with `recovery` are ever acted on."""
@@ -416,6 +423,12 @@ def _with_failed_nodes(obs: JobObservation, nodes: list[NodeInfo]) -> JobObserva
     if not facts.needs_failure_facts(obs.state):
         return obs
     return obs.model_copy(update={"failed_nodes": facts.failed_nodes(obs.nodes, nodes)})
+
+
+def one_line_reason(reason: str) -> str:
+    """One line, printable, short: Slurm shows the reason in `sinfo -R` and keeps it in its state."""
+    flat = "".join(c if c.isprintable() else " " for c in reason)
+    return " ".join(flat.split())[:DRAIN_REASON_CHARS] or "recovery: suspect node"
 
 
 def _checked_id(job_id: str) -> str:

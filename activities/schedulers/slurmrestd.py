@@ -7,6 +7,7 @@ releasing (`POST job/{id}` with `{"hold": false}`) and cancelling (`DELETE job/{
 What stays on Slurm's commands (a `SlurmScheduler` inside), and why:
 
 - requeue-hold: no requeue in the REST API of 22.05 (v0.0.38).
+- draining a node: no node update before v0.0.39 (23.02).
 - exclusions: v0.0.38's job properties have no excluded-nodes field, for update nor submit; a
   submit with exclusions therefore goes through sbatch.
 - a submit with arguments: 22.05.8's slurmrestd crashes on a job with `argv` (seen on the dev
@@ -138,6 +139,9 @@ class RestSlurmScheduler:
     async def nodes(self) -> list[NodeInfo]:
         answer = await self._call("GET", "nodes")
         return [_node(n) for n in answer.get("nodes", [])]
+
+    async def drain(self, node: str, reason: str) -> None:
+        await self.commands.drain(node, reason)  # node updates arrive in v0.0.39 (23.02)
 
     # --- beyond the protocol -------------------------------------------------------------------
 

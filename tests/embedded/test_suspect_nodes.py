@@ -1,17 +1,28 @@
 """Node history in the loop: a node implicated in failures of two different runs is excluded
-from a third run's restart advice; clearing it stops that."""
+from a third run's restart advice; clearing it stops that; where policy and worker allow, it is
+drained."""
 
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
+from pathlib import Path
 
+import pytest
 from temporalio.client import Client
+from temporalio.testing import ActivityEnvironment
 
+from activities.node_history import NodeHistoryActivities
+from activities.schedulers.local import LocalScheduler
+from tests.embedded.conftest import Embedded
+from tests.embedded.test_recovery import FAST
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
+from worker import local_cluster, runs
 from worker.config import WorkerConfig
 from worker.run_worker import build_worker
-from workflows.models import RunInput, RunStatus
+from worker.submit import build_spec
+from workflows.models import DrainInput, RunInput, RunStatus
 
 
 async def test_node_failing_two_runs_is_excluded_from_a_third_until_cleared(client: Client) -> None:
@@ -38,3 +49,52 @@ async def test_node_failing_two_runs_is_excluded_from_a_third_until_cleared(clie
         await client.get_workflow_handle(f"recovery-nodes-{scheduler.name}").signal("clear", "node2")
         fourth = await one_run()
     assert fourth.advice[0].excluded_nodes == ["node3"]
+
+
+@pytest.mark.timeout(180)
+async def test_suspect_node_is_drained_where_policy_and_worker_allow(
+    embedded: Embedded, client: Client, tmp_path: Path
+) -> None:
+    """node2 failing a second run makes it suspect (sooner if earlier tests failed it too): the
+    policy says drain and the worker's config consents, so node2 is drained (its work goes on,
+    nothing new starts there) with its failures as the reason, and the run records the action."""
+    config = tmp_path / "worker.yaml"
+    config.write_text("drain_suspect_nodes: true\n")
+    policy = tmp_path / "drain.yaml"
+    policy.write_text("name: drain\nsuspect_nodes: {failures: 2, window: 7d, drain: true}\n")
+    embedded.start_worker("--config", str(config))
+    try:
+        finished = [
+            await _run_to_end(client, embedded.job_script(f"drain-{i}", fault_node="node2"), policy) for i in (0, 1)
+        ]
+        node2 = {n.name: n for n in await LocalScheduler().nodes()}["node2"]
+    finally:
+        embedded.stop_workers()
+        for node in ("node1", "node2", "node3", "node4"):
+            local_cluster.node_up(node)  # give back what this test drained (earlier tests' suspects too)
+    drains = [(s.run.id, a) for s in finished for a in s.actions if a.kind == "drain_node" and "node2" in a.detail]
+    assert drains, [[(a.kind, a.detail) for a in s.actions] for s in finished]
+    run_id, action = drains[0]
+    assert action.changed and action.detail.startswith("drained node2: recovery: failed in ")
+    assert node2.state in ("drained", "draining") and node2.reason.startswith("recovery: failed in ")
+    assert run_id in node2.reason
+
+
+async def _run_to_end(client: Client, script: Path, policy: Path) -> RunStatus:
+    spec = build_spec(str(script), [], "local", str(policy), None, None, script.parent)
+    spec.tuning = FAST
+    await runs.start_run(client, spec)
+    status = await runs.wait_result(client, spec.run_id)
+    assert status is not None and status.run.state == "completed"
+    return status
+
+
+async def test_drain_is_refused_without_the_workers_consent(embedded: Embedded, client: Client) -> None:
+    """A job's policy alone cannot take a node from every user of the cluster."""
+    acts = NodeHistoryActivities(client, LocalScheduler(), "local")
+    inp = DrainInput(run_id="r", nodes=["node4"], now=datetime.now(UTC))
+    result = await ActivityEnvironment(client).run(acts.drain_nodes, inp)
+    assert result.refused is not None and "drain_suspect_nodes" in result.refused
+    assert not result.drained
+    node4 = {n.name: n for n in await LocalScheduler().nodes()}["node4"]
+    assert "drain" not in node4.state

@@ -23,7 +23,7 @@ from activities.schedulers.slurm import SlurmScheduler
 from activities.schedulers.slurm_commands import Completed, run_process
 from activities.schedulers.slurm_factory import make_slurm_scheduler
 from activities.schedulers.slurmrestd import RestSlurmScheduler
-from workflows.models import JobObservation, JobState, SubmitRequest
+from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
 
 if TYPE_CHECKING:
     from tests.integration.conftest import SlurmDevCluster
@@ -347,3 +347,21 @@ async def test_rest_backend_basic_operations(
     with pytest.raises(JobNotFound):
         await rest.cancel("99999999")
     assert await rest.observe(["99999999"]) == {}
+
+
+async def test_drain_sets_state_and_a_one_line_reason(slurm: SlurmScheduler) -> None:
+    """A suspect node drained with a hostile reason: one printable line, nothing executed."""
+    marker = Path(f"/tmp/recovery-drain-{os.getpid()}")
+    reason = f"recovery: failed in 2 runs;\n$(touch {marker}) `id` 'quoted' \"x\""
+    try:
+        await slurm.drain("node4", reason)
+        node4 = await until("node4 drained", lambda: _drained(slurm, "node4"), timeout=20)
+    finally:
+        subprocess.run(["scontrol", "update", "NodeName=node4", "State=RESUME"], check=False)
+    assert node4.reason.startswith("recovery: failed in 2 runs; $(touch")
+    assert "\n" not in node4.reason and not marker.exists()
+
+
+async def _drained(slurm: SlurmScheduler, name: str) -> NodeInfo | None:
+    node = {n.name: n for n in await slurm.nodes()}[name]
+    return node if "drain" in node.state.lower() else None
