@@ -5,7 +5,8 @@ One structured line works from any script with no import (see `docs/signatures.m
     recovery-progress step=120 total=5000 rank=0 throughput=812.5 step_time=0.41 loss=2.31
 
 `step` is required; `total`, `rank`, `throughput` (samples/s or tokens/s: one unit per run),
-`step_time` (seconds), `loss`, `epoch` and `checkpoint=saving|saved` are optional, in any order,
+`step_time` (seconds), `compute_time` (seconds of the rank's own work, without waiting in
+collectives), `loss`, `epoch` and `checkpoint=saving|saved` are optional, in any order,
 and unknown keys are ignored. `activities.report.report_progress` prints it for you.
 
 Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch Lightning and
@@ -24,7 +25,7 @@ from typing import Any
 
 from activities.signatures import dialect
 
-FIELDS = frozenset({"step", "total", "rank", "loss", "throughput", "step_time", "checkpoint", "epoch"})
+FIELDS = frozenset({"step", "total", "rank", "loss", "throughput", "step_time", "compute_time", "checkpoint", "epoch"})
 MAX_TEXT = 4096  # progress lines are short; a longer line is cut before parsing
 
 
@@ -36,6 +37,10 @@ class ProgressRecord:
     loss: float | None = None
     throughput: float | None = None  # higher is faster, in the run's own unit
     step_time: float | None = None  # seconds per step
+    # This rank's own work in the step, without waiting for the others in collectives: in
+    # synchronous training every rank's step takes as long as the slowest one's, so only this
+    # tells the slow rank apart.
+    compute_time: float | None = None
     checkpoint: str | None = None  # "saving" or "saved"
     epoch: float | None = None
     format: str = ""
@@ -119,6 +124,7 @@ def _record(fields: Mapping[str, Any], fmt: str) -> ProgressRecord:
         loss=_first(fields, _LOSS_KEYS, _float),
         throughput=_first(fields, _THROUGHPUT_KEYS, _float),
         step_time=_first(fields, _STEP_TIME_KEYS, _float),
+        compute_time=_first(fields, ("compute_time",), _float),
         checkpoint=checkpoint if checkpoint in ("saving", "saved") else None,
         epoch=_first(fields, ("epoch",), _float),
         format=fmt,

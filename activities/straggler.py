@@ -13,8 +13,9 @@ Robust statistics, and never one slow sample:
   `slow_fraction * sustain` ago. A checkpoint spike or a few slow steps are far from that.
 - Samples taken while a checkpoint is saving are ignored.
 
-Where ranks report their own step times, `slow_ranks` says which rank is slow: its median step
-time is well above the median across ranks.
+Where ranks report their own step times (`compute_time`, else `step_time`), `slow_ranks` says
+which rank is slow: its median is well above the median across ranks; with two ranks, well
+above the other's, by more than their own step-to-step noise.
 """
 
 from __future__ import annotations
@@ -171,14 +172,31 @@ def slow_ranks(
 ) -> list[SlowRank]:
     """Ranks whose median step time stands out above the others', slowest first."""
     medians = {rank: statistics.median(times) for rank, times in step_times.items() if len(times) >= min_samples}
+    if len(medians) == 2:
+        return _slower_of_two(step_times, medians, min_excess=min_excess, noise_k=noise_k)
     if len(medians) < 3:
-        return []  # with fewer ranks there is no majority to compare against
+        return []
     typical, spread = robust_center(medians.values())
     if typical <= 0:
         return []
     limit = typical * (1.0 + max(min_excess, noise_k * spread / typical))
     found = [SlowRank(r, m, typical, m / typical - 1.0) for r, m in medians.items() if m > limit]
     return sorted(found, key=lambda s: -s.excess)
+
+
+def _slower_of_two(
+    step_times: Mapping[int, Sequence[float]], medians: dict[int, float], *, min_excess: float, noise_k: float
+) -> list[SlowRank]:
+    """Two ranks have no majority: the slower one stands out when its median exceeds the
+    faster one's by more than `min_excess` and by more than `noise_k` times the ranks' own
+    step-to-step spread (a noisy pair needs a bigger gap)."""
+    (fast, fast_t), (slow, slow_t) = sorted(medians.items(), key=lambda item: item[1])
+    if fast_t <= 0:
+        return []
+    noise = max(robust_center(step_times[r])[1] / medians[r] for r in (fast, slow) if medians[r] > 0)
+    if slow_t <= fast_t * (1.0 + max(min_excess, noise_k * noise)):
+        return []
+    return [SlowRank(slow, slow_t, fast_t, slow_t / fast_t - 1.0)]
 
 
 class RankStepTimes:

@@ -189,13 +189,17 @@ class LogDiagnoser:
 
     # --- the verdict -----------------------------------------------------------------------
 
-    def diagnosis(self) -> LogDiagnosis:
+    def diagnosis(self, straggling: str | None = None) -> LogDiagnosis:
+        """`straggling`: a slowdown the caller already judged (described), to be explained with
+        this log's per-rank times even if the log's own pace has not reached a verdict yet."""
         roots = [c for c in self._pending if not c.signature.cascade]
         pool = roots or self._pending
         if pool:
             winner = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
             return self._explain(winner)
         slowdown = self._pace.verdict()
+        if slowdown is None and straggling is not None:
+            slowdown = self._pace.slowdown(straggling)
         if slowdown is not None:
             return slowdown.diagnosis(self.layout)
         return HEALTHY.model_copy(deep=True)

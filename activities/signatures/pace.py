@@ -25,8 +25,9 @@ class LogPace:
         self._lines: OrderedDict[int, ProgressRecord] = OrderedDict()
 
     def add(self, record: ProgressRecord) -> None:
-        if record.rank is not None and record.step_time is not None:
-            self._ranks.add(record.rank, record.step_time)
+        own = record.compute_time if record.compute_time is not None else record.step_time
+        if record.rank is not None and own is not None:
+            self._ranks.add(record.rank, own)
         rate = record.rate
         if rate is None:
             return
@@ -69,6 +70,11 @@ class LogPace:
             return None
         verdict = self._detector.verdict
         return Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
+
+    def slowdown(self, description: str, ref: int | None = None) -> Slowdown:
+        """A slowdown someone else judged (the watch's own detector, on read times), explained
+        with this log's per-rank times: the two clocks need not agree to the sample."""
+        return Slowdown(description, ref, self._lines, self._ranks)
 
 
 @dataclass
