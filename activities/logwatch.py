@@ -8,6 +8,8 @@ they found into the shared models.
 
 from __future__ import annotations
 
+import statistics
+from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -21,6 +23,8 @@ from activities.signatures.scanner import FileFollower
 from activities.straggler import StragglerConfig, StragglerDetector, StragglerVerdict
 from workflows.models import Diagnosis, Evidence, ImplicatedNode
 from workflows.policy import Policy
+
+STEP_TIMES_KEPT = 2000  # the step times the typical one is taken from: a straggler's slow end does not move it
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class AttemptLog:
         self.last_step: int | None = None
         self.first_at: datetime | None = None
         self.slow: StragglerVerdict | None = None
+        self._step_times: deque[tuple[float, float]] = deque(maxlen=STEP_TIMES_KEPT)  # (read at, seconds)
+        self._paced: tuple[float, int, float, int] | None = None  # (first read, its step, last read, its step)
 
     @property
     def offset(self) -> int:
@@ -86,16 +92,42 @@ class AttemptLog:
             self.last_step = max(record.step, self.last_step or record.step)
         if self.first is None and record.step is not None:
             self.first, self.first_at = record, utcnow()
+        self._pace(record, now)
         # Synchronous training runs at the pace of its slowest rank: one rank's rate tells it.
         if record.rate is not None and record.rank in (None, 0):
             verdict = self.straggler.add(now, record.rate, ref=record.line, checkpoint=record.checkpoint is not None)
             self.slow = verdict or self.slow
 
+    def _pace(self, record: ProgressRecord, now: float) -> None:
+        if record.step_time is not None and record.step_time > 0 and record.rank in (None, 0):
+            self._step_times.append((now, record.step_time))
+        if record.step is None:
+            return
+        if self._paced is None:
+            self._paced = (now, record.step, now, record.step)
+        elif record.step > self._paced[3]:
+            self._paced = (self._paced[0], self._paced[1], now, record.step)
+
+    @property
+    def step_seconds(self) -> float | None:
+        """The attempt's typical step time: the median of the step times it reported (rank 0's,
+        recent ones, before a slowdown if it straggles), else its average pace between the
+        progress lines read so far."""
+        healthy = [t for at, t in self._step_times if self.slow is None or at < self.slow.since]
+        if healthy or self._step_times:
+            return statistics.median(healthy or [t for _, t in self._step_times])
+        if self._paced is not None and self._paced[3] > self._paced[1]:
+            first_at, first, last_at, last = self._paced
+            return (last_at - first_at) / (last - first)
+        return None
+
     def hung(self, now: float) -> HangVerdict | None:
         return self.hang.check(now)
 
-    def diagnosis(self, attempt_index: int) -> Diagnosis | None:
-        return to_diagnosis(self.diagnoser.diagnosis(), attempt_index, self.path)
+    def diagnosis(self, attempt_index: int, straggling: bool = False) -> Diagnosis | None:
+        """The log's account; `straggling`: this watch judged the attempt slow (see `slow`)."""
+        described = self.slow.describe() if straggling and self.slow is not None else None
+        return to_diagnosis(self.diagnoser.diagnosis(described), attempt_index, self.path)
 
 
 def hang_config(policy: Policy) -> HangConfig:

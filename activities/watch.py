@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import timedelta
 from typing import Literal
 
 import structlog
@@ -22,6 +23,8 @@ from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavaila
 from activities.schedulers.coalesce import CoalescingObserver
 from workflows.models import (
     Attempt,
+    AttemptEnd,
+    AttemptEndInput,
     AwaitRequeueInput,
     Evidence,
     JobObservation,
@@ -31,6 +34,7 @@ from workflows.models import (
     WatchInput,
     WatchResult,
 )
+from workflows.policy import Policy
 
 log = structlog.get_logger("recovery.watch")
 
@@ -75,6 +79,27 @@ class WatchActivities:
             await asyncio.sleep(inp.poll_seconds)
         return None
 
+    @activity.defn
+    async def attempt_end(self, inp: AttemptEndInput) -> AttemptEnd:
+        """Wait (bounded) until the stopped attempt's processes are gone, then read the rest of
+        its output: the steps it made between detection and its end, and where the successor's
+        output will start in an output file kept across requeues."""
+        deadline = time.monotonic() + inp.timeout_seconds
+        while time.monotonic() < deadline:
+            obs = await self._look(inp.attempt)
+            activity.heartbeat(obs.state if obs else "scheduler unavailable")
+            if obs is not None and not _still_running(obs, inp.attempt):
+                break
+            await asyncio.sleep(inp.poll_seconds)
+        known = AttemptEnd(log_offset=inp.log_offset, last_step=inp.last_step)
+        path = inp.attempt.output_path
+        if path is None:
+            return known
+        log = AttemptLog(path, inp.log_offset, inp.attempt.nodes, Policy(), time.monotonic(), True, self.reading)
+        log.finish(time.monotonic())
+        steps = [s for s in (inp.last_step, log.last_step) if s is not None]
+        return AttemptEnd(log_offset=log.offset, last_step=max(steps) if steps else None)
+
     async def _look(self, attempt: Attempt) -> JobObservation | None:
         """The job now, UNKNOWN if the scheduler forgot it, None if the scheduler is away."""
         try:
@@ -116,7 +141,9 @@ def _while_running(obs: JobObservation, inp: WatchInput, log: AttemptLog, now: f
     hung = log.hung(now)
     if hung is not None:
         text = f"no progress for {hung.describe()}"
-        return _stuck("hang", obs, attempt, log, Evidence(source=log.path, text=text, line=_line(hung.last)))
+        evidence = Evidence(source=log.path, text=text, line=_line(hung.last))
+        # A hang failed when its progress stopped: that is where its detection delay starts.
+        return _stuck("hang", obs, attempt, log, evidence, silent_for=hung.silent_for)
     if inp.policy.straggler.enabled and log.slow is not None:
         text = f"straggling: {log.slow.describe()}"
         return _stuck("straggler", obs, attempt, log, Evidence(source=log.path, text=text, line=log.slow.ref))
@@ -129,15 +156,21 @@ def _stuck(
     attempt: Attempt,
     log: AttemptLog,
     evidence: Evidence,
+    silent_for: float | None = None,
 ) -> WatchResult:
-    symptom = Symptom(attempt_index=attempt.index, kind=kind, detected_at=utcnow(), evidence=[evidence])
+    detected = utcnow()
+    failed = detected - timedelta(seconds=silent_for) if silent_for is not None else None
+    symptom = Symptom(
+        attempt_index=attempt.index, kind=kind, detected_at=detected, failed_at=failed, evidence=[evidence]
+    )
     return WatchResult(
         event=kind,
         observation=obs,
         symptom=symptom,
-        log_diagnosis=log.diagnosis(attempt.index),
+        log_diagnosis=log.diagnosis(attempt.index, straggling=kind == "straggler"),
         log_offset=log.offset,
         last_step=log.last_step,
+        step_seconds=log.step_seconds,
     )
 
 
@@ -158,7 +191,16 @@ def _ended(obs: JobObservation, attempt: Attempt, log: AttemptLog | None, now: f
         log_diagnosis=found if symptom is not None else None,
         log_offset=log.offset if log is not None else attempt.log_offset,
         last_step=log.last_step if log is not None else None,
+        step_seconds=log.step_seconds if log is not None else None,
     )
+
+
+def _still_running(obs: JobObservation, attempt: Attempt) -> bool:
+    """The attempt's processes may still write: running at its restart count, or completing
+    (Slurm shows a job requeued in held state as COMPLETING until its processes are gone)."""
+    if obs.restart_count > attempt.restart_count:
+        return obs.scheduler_state.upper().startswith("COMPLETING")
+    return obs.state is JobState.RUNNING or obs.scheduler_state.upper().startswith("COMPLETING")
 
 
 def attempt_over(obs: JobObservation, attempt: Attempt) -> bool:

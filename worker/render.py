@@ -71,6 +71,12 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
     g = status.goodput
     if g.ettr is not None:
         lines.append(f"goodput  ETTR {g.ettr:.2f}  productive {g.productive_seconds:.0f}s of {g.elapsed_seconds:.0f}s")
+        if g.failures:
+            lines.append(
+                f"    lost {g.lost_seconds:.0f}s to {g.failures} failure{'s' if g.failures > 1 else ''}:"
+                f" detection {g.lost_detection_seconds:.0f}s, restart {g.lost_restart_seconds:.0f}s,"
+                f" recompute {g.lost_recompute_seconds:.0f}s ({g.recomputed_steps} steps since the last checkpoint)"
+            )
     if ui_url:
         lines.append(f"Temporal UI: {ui_url}")
     return "\n".join(lines)

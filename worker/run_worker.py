@@ -86,6 +86,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         actions.verify_successor,
         watch.watch_attempt,
         watch.await_requeue,
+        watch.attempt_end,
         DiagnoseActivities(scheduler, provider_for(config), probing_for(config)).diagnose,
         NotifyActivities().notify,
     ]

@@ -192,6 +192,7 @@ class Attempt(Model):
     log_offset: int = 0  # where this attempt's output starts in an output file kept across requeues
     first_step: int | None = None  # the first progress step this attempt reported
     last_step: int | None = None  # the highest step it reported before it ended
+    step_seconds: float | None = None  # its typical step time, as its log showed it (for goodput)
 
 
 class Evidence(Model):
@@ -271,10 +272,22 @@ class Milestone(Model):
 
 
 class Goodput(Model):
+    """Where a run's time went, from its first attempt's start to its end (or now).
+
+    Lost, per failure: `detection` (the attempt failed, or stopped making progress, until the
+    symptom was detected), `restart` (detected until the successor ran) and `recompute` (the
+    steps the successor redid since the last checkpoint: the failed attempt's last step minus
+    the step the successor resumed from, times the step time). `ettr`, the effective training
+    time ratio, is productive / elapsed."""
+
     elapsed_seconds: float = 0.0
     productive_seconds: float = 0.0
+    lost_seconds: float = 0.0
     lost_detection_seconds: float = 0.0
     lost_restart_seconds: float = 0.0
+    lost_recompute_seconds: float = 0.0
+    recomputed_steps: int = 0
+    failures: int = 0
     ettr: float | None = None
 
 
@@ -329,6 +342,25 @@ class AdoptInput(Model):
     job_id: str
 
 
+class AttemptEndInput(Model):
+    """After a restart stopped an attempt that was still running (a hang or a straggler): read
+    what it wrote until it really ended, from `log_offset` (where its watch stopped reading)."""
+
+    run_id: str
+    attempt: Attempt
+    log_offset: int
+    last_step: int | None = None
+    timeout_seconds: float
+    poll_seconds: float
+
+
+class AttemptEnd(Model):
+    """Where the stopped attempt's output ends (the successor's starts) and its last step."""
+
+    log_offset: int
+    last_step: int | None = None
+
+
 class AwaitRequeueInput(Model):
     """Observe mode: wait, bounded, for someone else (Slurm, an operator) to run the job again."""
 
@@ -350,6 +382,7 @@ class WatchResult(Model):
     first_step: int | None = None
     first_step_at: datetime | None = None
     last_step: int | None = None
+    step_seconds: float | None = None
 
 
 class DiagnoseInput(Model):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary
+from workflows.models import Attempt, Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary
 
 _FINAL = ("completed", "gave_up", "cancelled")
 
@@ -48,36 +48,63 @@ def build_status(spec: RunSpec, record: RunRecord, now: datetime) -> RunStatus:
 
 
 def goodput(record: RunRecord, now: datetime) -> Goodput:
-    """Time since the first attempt started, split into productive time and time lost between
-    a failure and its successor running (detection and restart)."""
+    """Time since the first attempt started, split into productive time and time lost to each
+    failure: detection, restart, and the steps the successor recomputed (see `Goodput`)."""
     started = next((a.started_at for a in record.attempts if a.started_at), None)
     if started is None:
         return Goodput()
     end = next((m.at for m in record.milestones if m.name in _FINAL), now)
     elapsed = max(0.0, (end - started).total_seconds())
-    detection = restart = 0.0
-    for failed, detected, running in _recoveries(record.milestones, now):
+    detection = restart = recompute = 0.0
+    steps = failures = 0
+    for index, failed, detected, running in _recoveries(record.milestones, min(now, end)):
+        failures += 1
         detection += (detected - failed).total_seconds()
         restart += (running - detected).total_seconds()
-    productive = max(0.0, elapsed - detection - restart)
+        redone, seconds = recomputed(record.attempts, index)
+        steps += redone
+        recompute += seconds
+    lost = min(elapsed, detection + restart + recompute)
+    productive = elapsed - lost
     return Goodput(
         elapsed_seconds=elapsed,
         productive_seconds=productive,
+        lost_seconds=lost,
         lost_detection_seconds=detection,
         lost_restart_seconds=restart,
+        lost_recompute_seconds=recompute,
+        recomputed_steps=steps,
+        failures=failures,
         ettr=productive / elapsed if elapsed > 0 else None,
     )
 
 
-def _recoveries(milestones: list[Milestone], now: datetime) -> list[tuple[datetime, datetime, datetime]]:
-    """(failure observed, symptom detected, successor running or now) per failed attempt."""
+def recomputed(attempts: list[Attempt], failed_index: int) -> tuple[int, float]:
+    """(steps, seconds) the successor of attempt `failed_index` redid: progress lines report
+    completed steps, so a successor whose first line is step F resumed from step F-1, and redid
+    every step up to the last one the failed attempt reached, at the successor's step time (the
+    failed attempt's until the successor's is known). Unknown (0) until the successor
+    reported progress, or when either side reported none."""
+    if failed_index + 1 >= len(attempts) or failed_index < 0:
+        return 0, 0.0
+    failed, successor = attempts[failed_index], attempts[failed_index + 1]
+    if failed.last_step is None or successor.first_step is None:
+        return 0, 0.0
+    steps = max(0, failed.last_step - (successor.first_step - 1))
+    step_seconds = successor.step_seconds or failed.step_seconds or 0.0  # the redoing pace, once known
+    return steps, steps * step_seconds
+
+
+def _recoveries(milestones: list[Milestone], now: datetime) -> list[tuple[int, datetime, datetime, datetime]]:
+    """(attempt, failure observed, symptom detected, successor running or now) per failed attempt."""
     out = []
     for m in milestones:
-        if m.name != "failure_observed":
+        if m.name != "failure_observed" or m.attempt_index is None:
             continue
-        detected = _milestone(milestones, "symptom_detected", m.attempt_index) or now
-        running = _milestone(milestones, "successor_running", m.attempt_index) or now
-        out.append((m.at, max(m.at, detected), max(m.at, detected, running)))
+        failed = min(m.at, now)
+        detected = min(_milestone(milestones, "symptom_detected", m.attempt_index) or now, now)
+        running = min(_milestone(milestones, "successor_running", m.attempt_index) or now, now)
+        out.append((m.attempt_index, failed, max(failed, detected), max(failed, detected, running)))
     return out
 
 

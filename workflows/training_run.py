@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
         AdoptInput,
         Advice,
         Attempt,
+        AttemptEndInput,
         AwaitRequeueInput,
         CancelInput,
         CancelRequest,
@@ -163,13 +164,17 @@ class TrainingRun:
         if result.event == "progress":
             self._progress_made(attempt, result)
             return
+        known = self.rec.attempts[attempt.index]
+        reached = {
+            "last_step": known.last_step if result.last_step is None else result.last_step,
+            "step_seconds": result.step_seconds or known.step_seconds,
+        }
+        self.rec.attempts[attempt.index] = known.model_copy(update=reached)
         if result.symptom is None:
             self._milestone("completed", result.observation.ended_at, attempt.index)
             self._finish(RunState.COMPLETED, "")
             return
         self._log_end = result.log_offset  # the successor's output starts here
-        known = self.rec.attempts[attempt.index]
-        self.rec.attempts[attempt.index] = known.model_copy(update={"last_step": result.last_step})
         await self._recover(attempt, result)
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
@@ -439,6 +444,7 @@ class TrainingRun:
             else:
                 self._abandon_restart(advice, e)
             return
+        await self._read_to_end(attempt)
         try:
             for method in (ActionActivities.set_excluded_nodes, ActionActivities.release):
                 self._record_action(await self._act(method, step), attempt.index)
@@ -453,6 +459,33 @@ class TrainingRun:
             log_offset=self._log_end,
         )
         await self._start_successor(attempt, successor, advice)
+
+    async def _read_to_end(self, attempt: Attempt) -> None:
+        """A hang or a straggler was still running when it was detected: what it wrote until the
+        restart stopped it is its own, not its successor's, and its last step counts (goodput)."""
+        if not self.rec.symptoms or self.rec.symptoms[-1].kind == "crash":
+            return
+        known = self.rec.attempts[attempt.index]
+        inp = AttemptEndInput(
+            run_id=self.spec.run_id,
+            attempt=known,
+            log_offset=self._log_end,
+            last_step=known.last_step,
+            timeout_seconds=min(self.tuning.action_timeout_seconds, 20.0),
+            poll_seconds=self.tuning.poll_seconds,
+        )
+        try:
+            end = await workflow.execute_activity_method(
+                WatchActivities.attempt_end,
+                inp,
+                start_to_close_timeout=timedelta(seconds=inp.timeout_seconds + 30),
+                heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+                retry_policy=BOUNDED,
+            )
+        except ActivityError:
+            return  # advisory: the successor's watch then starts where this attempt's stopped
+        self._log_end = end.log_offset
+        self.rec.attempts[attempt.index] = known.model_copy(update={"last_step": end.last_step})
 
     async def _resubmit(self, attempt: Attempt, advice: Advice, why: str) -> None:
         """A job that cannot be requeued (purged, --no-requeue) continues as a new job."""
@@ -573,6 +606,8 @@ class TrainingRun:
                 "excluded_nodes": obs.excluded_nodes or known.excluded_nodes,
                 "log_offset": known.log_offset,
                 "first_step": known.first_step,
+                "last_step": known.last_step,
+                "step_seconds": known.step_seconds,
             }
         )
 
