@@ -43,7 +43,7 @@ STORY = [
 
 
 @pytest.fixture(scope="module")
-def worker(embedded: Embedded) -> Iterator[None]:
+def running_worker(embedded: Embedded) -> Iterator[None]:
     embedded.start_worker()
     try:
         yield
@@ -52,7 +52,7 @@ def worker(embedded: Embedded) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def recovered(embedded: Embedded, worker: None) -> str:
+def recovered(embedded: Embedded, running_worker: None) -> str:
     """The id of a run whose first attempt crashed on node2 and whose second completed."""
     script = embedded.job_script("ui-story", fault_node="node2")
     done = embedded.recovery("submit", "--json", "--run", "ui story", str(script), cwd=script.parent)
@@ -149,7 +149,7 @@ def in_order(story: list[str], names: list[str]) -> bool:
     return all(step in remaining for step in story)
 
 
-def test_plain_cli_signals_pause_resume_and_cancel(embedded: Embedded, worker: None) -> None:
+def test_plain_cli_signals_pause_resume_and_cancel(embedded: Embedded, running_worker: None) -> None:
     script = embedded.job_script("signals", steps=3000)  # runs for minutes unless cancelled
     done = embedded.recovery("submit", "--json", str(script), cwd=script.parent)
     assert done.returncode == 0, done.stderr
