@@ -1,10 +1,11 @@
 # Two commands on a fresh Debian 12 machine with Python 3.11:
 #   make demo   the whole loop on the embedded default (Temporal dev server + local scheduler)
-#   make test   installs what the tests need (as root: Slurm, MariaDB, ...), starts it, runs all tests
+#   make test   installs what the tests need (as root: Slurm, MariaDB, ...; PyTorch's CPU build), starts it, runs all tests
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+EXAMPLES_STAMP := $(VENV)/.installed-examples
 
 .PHONY: install demo test test-deps lint clean
 
@@ -18,6 +19,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	@touch $(STAMP)
+
+# PyTorch (CPU) for the example in docs/examples/pytorch-ddp and its end-to-end tests.
+$(EXAMPLES_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e '.[dev,examples]'
+	@touch $@
 
 demo: install
 	$(BIN)/recovery demo
@@ -36,7 +42,7 @@ test-deps:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
 	  apt-get install -y -qq --no-install-recommends$$missing >/dev/null; fi
 
-test: install test-deps
+test: install $(EXAMPLES_STAMP) test-deps
 	deploy/slurm-dev-cluster start
 	$(BIN)/pytest -ra; status=$$?; deploy/slurm-dev-cluster stop; exit $$status
 

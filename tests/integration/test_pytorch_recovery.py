@@ -1,0 +1,146 @@
+"""Issue 7's acceptance: real PyTorch training (docs/examples/pytorch-ddp: torch.distributed,
+gloo, 2 nodes x 1 process) on the real Slurm dev cluster, watched by a real worker on a real
+Temporal dev server, survives a crash, a hang and a straggler without anyone touching it.
+
+For each fault: the symptom is detected, the advice restarts the job without the faulty node,
+Slurm runs it again elsewhere, the job resumes from its checkpoint (the job's own output says
+so: the first step after the restart follows the last checkpoint, not step 0) and finishes all
+steps, in exactly two attempts; `recovery status --json` has a goodput with 0 < ETTR < 1.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.conftest import need
+from tests.integration.recovery_rig import Rig, TemporalDev, job_facts, new_rig
+from tests.integration.torch_example import FAULT_STEP, STEPS, have_torch, read_output, submit_example
+from workflows.models import RunStatus
+
+if TYPE_CHECKING:
+    from tests.integration.conftest import SlurmDevCluster
+
+pytestmark = [pytest.mark.slow, pytest.mark.temporal]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def torch_installed() -> None:
+    need(have_torch(), "PyTorch (`make test` installs it: pip install -e '.[examples]')")
+
+
+@pytest.fixture(scope="module")
+def temporal(slurm_cluster: SlurmDevCluster, temporal_bin: str) -> Iterator[TemporalDev]:
+    try:
+        dev = TemporalDev.start()
+    except Exception as e:  # noqa: BLE001 - a dev server that cannot start is a missing service
+        need(False, f"the Temporal dev server ({e})")
+    try:
+        yield dev
+    finally:
+        dev.stop()
+
+
+@pytest.fixture
+async def rig(temporal: TemporalDev, slurm_cluster: SlurmDevCluster) -> AsyncIterator[Rig]:
+    r = await new_rig(temporal, slurm_cluster.state_dir)
+    try:
+        yield r
+    finally:
+        await r.close()
+
+
+async def recovered(rig: Rig, fault: str, symptom: str, timeout: float) -> tuple[RunStatus, dict[str, Any]]:
+    """Run the example with `fault` under an acting worker; check the whole recovery; return the
+    final status and `recovery status --json`."""
+    rig.start_worker(mode="act")
+    spec, job, workdir = await submit_example(rig, fault)
+    status = await rig.result(spec.run_id, timeout=timeout)
+    shown = await rig.describe(spec.run_id)
+    out = read_output(workdir, job)
+    bad = out.faulty_node
+    assert out.fault is not None and out.fault[0] == fault and out.fault[2] == FAULT_STEP, out.fault
+
+    # the run: one symptom of the right kind, one restart without the faulty node, done
+    assert status.run.state == "completed", shown
+    assert [s.kind for s in status.symptoms] == [symptom], shown
+    assert bad in status.diagnoses[0].implicated_nodes, shown
+    assert len(status.advice) == 1, shown
+    (advice,) = status.advice
+    assert (advice.operation, advice.excluded_nodes, advice.acted, advice.status) == (
+        "restart",
+        [bad],
+        True,
+        "converged",
+    ), shown
+    assert len(status.attempts) == 2, shown
+    first, second = status.attempts
+    assert bad in first.nodes and bad not in second.nodes and len(second.nodes) == 2, shown
+    facts = job_facts(job)
+    assert (facts.state, facts.restarts, facts.excluded) == ("COMPLETED", 1, [bad]), facts.raw
+
+    # the job's own account: it resumed from its last checkpoint and finished every step
+    assert [a.restart for a in out.attempts] == [0, 1], out
+    before, after = out.attempts
+    assert before.resumed_from == 0 and before.saved, before
+    checkpoint = before.saved[-1]
+    assert 0 < checkpoint <= max(before.steps), before
+    assert after.resumed_from == checkpoint, (after.resumed_from, checkpoint)
+    assert after.steps[0] == checkpoint + 1, after.steps[:3]  # not step 1: the steps before were kept
+    assert after.steps[-1] == STEPS and after.done == {0: STEPS, 1: STEPS}, after
+    assert bad not in after.nodes.values(), after
+
+    # what the run recorded agrees with the job: the failed attempt's last step, the resume
+    assert first.last_step == max(before.steps), (first, before.steps[-3:])
+    assert second.first_step == checkpoint + 1, second
+
+    # goodput, as `recovery status --json` shows it
+    done = rig.recovery("status", spec.run_id, "--json")
+    assert done.returncode == 0, done.stderr
+    document: dict[str, Any] = json.loads(done.stdout)
+    goodput = document["goodput"]
+    assert 0 < goodput["ettr"] < 1, goodput
+    assert goodput["failures"] == 1, goodput
+    assert goodput["recomputed_steps"] == first.last_step - checkpoint, goodput
+    assert goodput["lost_restart_seconds"] > 0, goodput
+    assert goodput["lost_detection_seconds"] >= 0 and goodput["lost_recompute_seconds"] >= 0, goodput
+    lost = goodput["lost_detection_seconds"] + goodput["lost_restart_seconds"] + goodput["lost_recompute_seconds"]
+    assert goodput["lost_seconds"] == pytest.approx(lost), goodput
+    assert goodput["productive_seconds"] + goodput["lost_seconds"] == pytest.approx(goodput["elapsed_seconds"])
+    human = rig.recovery("status", spec.run_id)
+    assert human.returncode == 0 and "goodput  ETTR" in human.stdout and "recompute" in human.stdout, human.stdout
+    return status, goodput
+
+
+@pytest.mark.timeout(300)
+async def test_crash_with_a_gpu_error_is_restarted_without_that_node_and_resumes(rig: Rig) -> None:
+    status, _ = await recovered(rig, "crash", "crash", timeout=240)
+    diagnosis = status.diagnoses[0]
+    assert diagnosis.category == "hardware", diagnosis
+    assert any(e.signature == "xid-79" for e in diagnosis.evidence), diagnosis.evidence
+
+
+@pytest.mark.timeout(300)
+async def test_a_hung_rank_is_found_restarted_without_its_node_and_resumes(rig: Rig) -> None:
+    status, goodput = await recovered(rig, "hang", "hang", timeout=240)
+    diagnosis = status.diagnoses[0]
+    assert any(e.signature == "gloo-monitored-barrier" for e in diagnosis.evidence), diagnosis.evidence
+    # a hang fails when its progress stops: the silence before detection is lost time
+    assert goodput["lost_detection_seconds"] >= 15, goodput
+
+
+@pytest.mark.timeout(300)
+async def test_a_straggling_rank_is_found_restarted_without_its_node_and_resumes(rig: Rig) -> None:
+    status, _ = await recovered(rig, "slow", "straggler", timeout=240)
+    assert "slowdown" in status.diagnoses[0].explanation or "straggl" in status.diagnoses[0].explanation, (
+        status.diagnoses[0]
+    )
+
+
+def test_the_example_is_linked_from_the_readme() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert "docs/examples/pytorch-ddp" in readme
