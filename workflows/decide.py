@@ -85,13 +85,20 @@ def _refusal(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tuple[
 
 
 def _exclusions(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tuple[list[str], list[str]]:
-    """Earlier exclusions plus the newly implicated nodes, capped by dropping the oldest."""
+    """Earlier exclusions plus the newly implicated nodes, capped by dropping the oldest; then
+    the cluster's suspect nodes, as far as room and the cluster allow. Suspects are advisory:
+    nodes that failed other runs must never be what keeps this run from restarting."""
     excluded = list(ctx.excluded_nodes)
-    if policy.exclude_implicated_nodes:
-        excluded += [n for n in ctx.suspect_nodes if n not in excluded]
-        excluded += [n for n in diagnosis.implicated_nodes if n not in excluded]
+    if not policy.exclude_implicated_nodes:
+        return excluded, []
+    excluded += [n for n in diagnosis.implicated_nodes if n not in excluded]
     cut = max(0, len(excluded) - policy.max_excluded_nodes)
-    return excluded[cut:], excluded[:cut]
+    excluded, dropped = excluded[cut:], excluded[:cut]
+    for node in ctx.suspect_nodes:
+        room = len(excluded) < policy.max_excluded_nodes
+        if node not in excluded and room and _satisfiable(ctx, [*excluded, node]):
+            excluded.append(node)
+    return excluded, dropped
 
 
 def _satisfiable(ctx: DecisionInput, excluded: list[str]) -> bool:

@@ -161,3 +161,24 @@ def test_backoff_never_overflows_after_many_restarts() -> None:
     assert backoff.delay(5000) == timedelta(minutes=10)
     assert Backoff(initial=timedelta(0)).delay(50) == timedelta(0)
     assert Backoff(initial=timedelta(seconds=30), factor=1.0).delay(10_000) == timedelta(seconds=30)
+
+
+def test_suspect_nodes_are_excluded_when_the_cluster_has_room() -> None:
+    advice = decide(ctx(suspect_nodes=["node4"]), diagnosis("node2"), Policy(), NOW)
+    assert advice.operation == "restart" and advice.excluded_nodes == ["node2", "node4"]
+
+
+def test_suspects_never_make_a_restart_unsatisfiable() -> None:
+    """Four nodes, two needed, node2 failed: of the suspects node3 and node4 only one fits, even
+    with a policy that gives up when the exclusions leave too few nodes."""
+    policy = Policy(on_unsatisfiable="give_up")
+    advice = decide(ctx(suspect_nodes=["node3", "node4"]), diagnosis("node2"), policy, NOW)
+    assert advice.operation == "restart"
+    assert advice.excluded_nodes == ["node2", "node3"]
+
+
+def test_suspects_do_not_push_out_a_runs_own_exclusions() -> None:
+    policy = Policy(max_excluded_nodes=2)
+    context = ctx(excluded_nodes=["node1"], suspect_nodes=["node4"], usable_nodes=[f"node{i}" for i in range(1, 9)])
+    advice = decide(context, diagnosis("node2"), policy, NOW)
+    assert advice.excluded_nodes == ["node1", "node2"]
