@@ -143,10 +143,12 @@ def _while_running(obs: JobObservation, inp: WatchInput, log: AttemptLog, now: f
         text = f"no progress for {hung.describe()}"
         evidence = Evidence(source=log.path, text=text, line=_line(hung.last))
         # A hang failed when its progress stopped: that is where its detection delay starts.
-        return _stuck("hang", obs, attempt, log, evidence, silent_for=hung.silent_for)
+        return _stuck("hang", obs, attempt, log, evidence, hung.silent_for)
     if inp.policy.straggler.enabled and log.slow is not None:
         text = f"straggling: {log.slow.describe()}"
-        return _stuck("straggler", obs, attempt, log, Evidence(source=log.path, text=text, line=log.slow.ref))
+        evidence = Evidence(source=log.path, text=text, line=log.slow.ref)
+        # A straggler failed when its slowdown began; until detected it lost that share of its pace.
+        return _stuck("straggler", obs, attempt, log, evidence, now - log.slow.since, slowdown=log.slow.drop)
     return None
 
 
@@ -156,12 +158,18 @@ def _stuck(
     attempt: Attempt,
     log: AttemptLog,
     evidence: Evidence,
-    silent_for: float | None = None,
+    failed_ago: float,
+    slowdown: float | None = None,
 ) -> WatchResult:
     detected = utcnow()
-    failed = detected - timedelta(seconds=silent_for) if silent_for is not None else None
+    failed = detected - timedelta(seconds=max(0.0, failed_ago))
     symptom = Symptom(
-        attempt_index=attempt.index, kind=kind, detected_at=detected, failed_at=failed, evidence=[evidence]
+        attempt_index=attempt.index,
+        kind=kind,
+        detected_at=detected,
+        failed_at=failed,
+        evidence=[evidence],
+        slowdown=slowdown,
     )
     return WatchResult(
         event=kind,

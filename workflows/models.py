@@ -209,8 +209,9 @@ class Symptom(Model):
     attempt_index: int
     kind: SymptomKind
     detected_at: datetime
-    failed_at: datetime | None = None
+    failed_at: datetime | None = None  # a crash's end; when a hang's progress stopped; when a slowdown began
     evidence: list[Evidence] = Field(default_factory=list)
+    slowdown: float | None = None  # a straggler: the share of its healthy pace it lost (0.8: it ran at a fifth)
 
 
 class ImplicatedNode(Model):
@@ -275,9 +276,10 @@ class Goodput(Model):
     """Where a run's time went, from its first attempt's start to its end (or now).
 
     Lost, per failure: `detection` (the attempt failed, or stopped making progress, until the
-    symptom was detected), `restart` (detected until the successor ran) and `recompute` (the
-    steps the successor redid since the last checkpoint: the failed attempt's last step minus
-    the step the successor resumed from, times the step time). `ettr`, the effective training
+    symptom was detected; for a straggler, the share of its pace it lost while slow), `restart`
+    (detected until the successor ran) and `recompute` (the steps the successor redid since the
+    last checkpoint: the failed attempt's last step minus the step the successor resumed from,
+    times the step time). `ettr`, the effective training
     time ratio, is productive / elapsed."""
 
     elapsed_seconds: float = 0.0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Attempt, Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary
+from workflows.models import Attempt, Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary, Symptom
 
 _FINAL = ("completed", "gave_up", "cancelled")
 
@@ -59,7 +59,7 @@ def goodput(record: RunRecord, now: datetime) -> Goodput:
     steps = failures = 0
     for index, failed, detected, running in _recoveries(record.milestones, min(now, end)):
         failures += 1
-        detection += (detected - failed).total_seconds()
+        detection += (detected - failed).total_seconds() * _share_lost(record.symptoms, index)
         restart += (running - detected).total_seconds()
         redone, seconds = recomputed(record.attempts, index)
         steps += redone
@@ -77,6 +77,16 @@ def goodput(record: RunRecord, now: datetime) -> Goodput:
         failures=failures,
         ettr=productive / elapsed if elapsed > 0 else None,
     )
+
+
+def _share_lost(symptoms: list[Symptom], attempt_index: int) -> float:
+    """How much of the time between failure and detection was lost: all of it, except for a
+    straggler, which still made progress, at the pace it had left (its slow steps after the last
+    checkpoint are redone, and counted as recomputed at the healthy pace)."""
+    symptom = next((s for s in symptoms if s.attempt_index == attempt_index), None)
+    if symptom is None or symptom.kind != "straggler" or symptom.slowdown is None:
+        return 1.0
+    return min(1.0, max(0.0, symptom.slowdown))
 
 
 def recomputed(attempts: list[Attempt], failed_index: int) -> tuple[int, float]:

@@ -135,7 +135,10 @@ async def test_a_hung_rank_is_found_restarted_without_its_node_and_resumes(rig: 
 
 @pytest.mark.timeout(300)
 async def test_a_straggling_rank_is_found_restarted_without_its_node_and_resumes(rig: Rig) -> None:
-    status, _ = await recovered(rig, "slow", "straggler", timeout=240)
+    status, goodput = await recovered(rig, "slow", "straggler", timeout=240)
+    # a slowdown fails when it begins; until detected it loses the share of its pace it lost
+    assert status.symptoms[0].slowdown is not None and status.symptoms[0].slowdown > 0.5, status.symptoms
+    assert goodput["lost_detection_seconds"] > 5, goodput
     assert "slowdown" in status.diagnoses[0].explanation or "straggl" in status.diagnoses[0].explanation, (
         status.diagnoses[0]
     )

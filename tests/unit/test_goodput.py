@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from workflows.models import Attempt, Milestone, RunRecord, RunState
+from workflows.models import Attempt, Milestone, RunRecord, RunState, Symptom
 from workflows.status import goodput, recomputed
 
 T0 = datetime(2026, 11, 29, 1, 0, tzinfo=UTC)
@@ -120,3 +120,21 @@ def test_the_successors_step_time_is_the_redoing_pace_once_known() -> None:
     rec = failed_once(step_seconds=1.25)  # a straggler's slow steps
     rec.attempts[1] = rec.attempts[1].model_copy(update={"step_seconds": 0.25})
     assert recomputed(rec.attempts, 0) == (4, 1.0)
+
+
+def test_a_straggler_loses_only_the_share_of_its_pace_until_detected() -> None:
+    rec = failed_once()
+    # slow from 80 s on at a fifth of its pace (80% lost), detected at 110 s
+    rec.milestones[0] = rec.milestones[0].model_copy(update={"at": at(80)})
+    rec.symptoms = [
+        Symptom(attempt_index=0, kind="straggler", detected_at=at(110), failed_at=at(80), slowdown=0.8),
+    ]
+    g = goodput(rec, at(200))
+    assert g.lost_detection_seconds == pytest.approx(24)  # 30 s slow x 0.8
+    assert g.lost_restart_seconds == 20 and g.lost_recompute_seconds == 8
+
+
+def test_a_hang_or_crash_loses_all_the_time_until_detected() -> None:
+    rec = failed_once()
+    rec.symptoms = [Symptom(attempt_index=0, kind="hang", detected_at=at(110), failed_at=at(100))]
+    assert goodput(rec, at(200)).lost_detection_seconds == 10
