@@ -163,7 +163,8 @@ async def unwatched(rig: Rig, fault: str, minutes: int) -> Unwatched:
     out = read_output(workdir, job)
     injected = out.fault[3] if out.fault else ended
     steps = max(out.attempts[0].steps) if out.attempts and out.attempts[0].steps else 0
-    result = Unwatched(fault, job, state.split()[0], (ended - injected).total_seconds(), steps)
+    # sacct's End has whole seconds: a job that ends at once can read a fraction before the fault
+    result = Unwatched(fault, job, state.split()[0], max(0.0, (ended - injected).total_seconds()), steps)
     print(
         f"  {fault:5} unwatched: job {job} ended {result.state} {result.allocated_after_fault:6.1f}s after the fault, "
         f"at step {steps} of {STEPS}",
