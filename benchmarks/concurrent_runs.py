@@ -1,0 +1,542 @@
+"""Many concurrent runs on one worker: its CPU and memory while it watches them, and failure ->
+advice recorded when 50 of them fail at once; then the same burst with a second worker.
+
+    .venv/bin/python benchmarks/concurrent_runs.py [--runs 1000] [--burst 50] [--window 30]
+
+Run by hand, never in tests. It starts its own dev server (SQLite in a temporary RECOVERY_HOME,
+free ports), its own local cluster (runs + 2 x burst + 8 nodes, so every failed run has a
+healthy node to restart on) and `python -m worker worker` subprocesses on their own task queue,
+so it touches nothing else on the machine; it cancels its runs and stops all of it at the end,
+on Ctrl-C or on error too.
+
+Each run is a 1-node job that prints a progress line every --progress-every seconds and sleeps
+in between (idle between failures). Once every job runs and has reported progress, the
+processes' CPU time and RSS are sampled from /proc for --window seconds (steady state). Then
+--burst allocated nodes are set down at the same moment (`node-down`, as an operator or a dead
+machine would), and the same sampling runs until every hit run has its successor running.
+Failure -> advice recorded and failure -> successor running come from each run's status
+milestones (`failure_observed` = the scheduler's end time of the failed attempt,
+`advice_recorded`, `successor_running`). Then a second worker joins on the same task queue
+and the burst is repeated on 50 other runs.
+
+What it found (2 cores shared with other work, 24 GiB; 2026-11-29):
+
+    runs  steady: worker / dev server / daemon CPU, worker RSS   burst of 50: failure -> advice
+     250    19% / 20% / 4% of a core, 157 MiB                    median  6.1 s, p95   8.4 s
+     500    41% / 40% / 6% of a core, 228 MiB                    median 10.6 s, p95  15.0 s
+    1000    71% / 63% / 9% of a core, 368 MiB                    median 63 s,   p95 105 s
+
+- Idle runs are not free: each keeps one `watch_attempt` activity that wakes every 0.25 s (a
+  coalesced scheduler read, a heartbeat, a look at its output), and the dev server keeps its
+  heartbeat timer in SQLite. Steady cost grows linearly, ~0.07 % of a core per run in the
+  worker and ~0.06 % in the dev server; at 1000 runs the two use ~1.35 of the 2 cores.
+- Failure -> advice is four activities (suspect_nodes, diagnose, report_failure,
+  record_advice) that each run in 0.1-1.5 s; the time goes in the gaps between them
+  (activity done -> next scheduled: one workflow task through the dev server and back), ~1 s
+  each at 250 runs, 1-2 s at 500, ~10 s at 1000. The cluster's one NodeHistory workflow takes every
+  failure's signal and query: at 1000 runs its queries fail with "Workflow is busy" or time
+  out (NodeHistoryUnavailable) and report_failure takes 10 s.
+- The limit on this machine is between 500 and 1000 runs: at 1000 the burst pushes
+  `watch_attempt` heartbeats past their 10 s timeout (the local tuning), the server retries
+  ~700 watches at once, and that churn feeds itself (the second burst met it again). A worker
+  also has hard caps at this size: max_concurrent_activities=1000 (worker/run_worker.py) and
+  the SDK's 1000 cached workflows, so one worker cannot hold more than ~1000 watches at all.
+- A second worker changes nothing for runs that are already running: their workflows stay
+  cached (sticky) on the first worker, their activities are dispatched to it eagerly, and a
+  running watch never moves. At 250 and 500 runs worker 2 used 0 % CPU and the burst's
+  latency did not improve. At 1000 it only got work because watches were retried (the meltdown above): the
+  median went 63 -> 49 s, the p95 got worse. On one 2-core host the dev server is shared, so
+  a second worker cannot add capacity; it helps on its own machine, for new runs.
+- Starting is slow too: 1000 runs started in 38 s, but their jobs all ran only after 233 s;
+  the local cluster daemon rewrites (and fsyncs) its whole state file on every change, so
+  each change costs in proportion to the job table (50 node-downs take ~3 s in a row).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import secrets
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+from recovery_latency import percentile, setup_env  # noqa: E402
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
+
+    from workflows.models import JobObservation, RunStatus
+
+TICKS = os.sysconf("SC_CLK_TCK")
+JOB = """#!/bin/bash
+#SBATCH --nodes=1
+# Idle between failures: a progress line now and then, asleep otherwise.
+step=0
+while true; do
+  step=$((step + 1))
+  echo "recovery-progress step=$step rank=$SLURM_PROCID"
+  sleep {every}
+done
+"""
+
+
+# --- /proc sampling ----------------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    fields = text[text.rindex(")") + 2 :].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+@dataclass
+class Usage:
+    """One process over one window: mean and peak (1 s) CPU in % of a core, peak RSS."""
+
+    cpu_mean: float = 0.0
+    cpu_peak: float = 0.0
+    rss_peak: float = 0.0
+
+
+@dataclass
+class Sampler:
+    pids: dict[str, int]
+    usage: dict[str, Usage] = field(default_factory=dict)
+    _task: asyncio.Task[None] | None = None
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run())
+
+    async def stop(self) -> dict[str, Usage]:
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+        return self.usage
+
+    async def _run(self) -> None:
+        start = time.monotonic()
+        first = {name: cpu_seconds(pid) for name, pid in self.pids.items()}
+        last, last_t = dict(first), start
+        self.usage = {name: Usage(rss_peak=rss_mib(pid)) for name, pid in self.pids.items()}
+        while not self._stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), 1.0)
+            now = time.monotonic()
+            for name, pid in self.pids.items():
+                cpu, use = cpu_seconds(pid), self.usage[name]
+                use.cpu_peak = max(use.cpu_peak, 100 * (cpu - last[name]) / max(now - last_t, 1e-3))
+                use.cpu_mean = 100 * (cpu - first[name]) / max(now - start, 1e-3)
+                use.rss_peak = max(use.rss_peak, rss_mib(pid))
+                last[name] = cpu
+            last_t = now
+
+
+# --- the pieces it starts ----------------------------------------------------------------
+
+
+def start_worker(home: Path, n: int) -> subprocess.Popen[bytes]:
+    log = (home / f"worker{n}.log").open("ab")
+    return subprocess.Popen(
+        [sys.executable, "-m", "worker", "worker"],
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+
+
+def stop_worker(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is not None:
+        return
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(5)
+
+
+def write_job(home: Path, every: float) -> Path:
+    workdir = home / "job"
+    workdir.mkdir()
+    script = workdir / "job.sbatch"
+    script.write_text(JOB.format(every=every))
+    return script
+
+
+async def submit_all(client: Client, script: Path, count: int) -> dict[str, str]:
+    """Start `count` runs, 50 at a time; returns run id -> name."""
+    from worker import runs
+    from worker.submit import build_spec
+
+    gate = asyncio.Semaphore(50)
+    started: dict[str, str] = {}
+
+    async def one(i: int) -> None:
+        spec = build_spec(str(script), [], "local", "default", f"idle{i}", None, script.parent)
+        async with gate:
+            await runs.start_run(client, spec)
+        started[spec.run_id] = spec.name
+
+    await asyncio.gather(*(one(i) for i in range(count)))
+    return started
+
+
+def run_of(job: JobObservation) -> str:
+    return job.token.split(":")[1]  # recovery:RUN_ID:ATTEMPT
+
+
+async def cluster_jobs() -> list[JobObservation]:
+    from worker import local_cluster
+
+    return list((await asyncio.to_thread(local_cluster.status)).jobs)
+
+
+async def wait_all_running(count: int, timeout: float) -> float:
+    """Until `count` jobs run and have written progress; returns how long that took."""
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        jobs = await cluster_jobs()
+        running = [j for j in jobs if j.state.value == "RUNNING"]
+        if len(running) >= count:
+            return time.monotonic() - start
+        print(f"  {len(running)}/{count} jobs running after {time.monotonic() - start:.0f}s", flush=True)
+        await asyncio.sleep(15)
+    raise TimeoutError(f"not all {count} jobs ran within {timeout:.0f}s")
+
+
+# --- one measurement -------------------------------------------------------------------------
+
+
+@dataclass
+class Phase:
+    workers: int
+    steady: dict[str, Usage]
+    burst: dict[str, Usage]
+    advice: list[float]
+    successor: list[float]
+    burst_seconds: float
+    missing: int
+    stages: dict[str, list[float]] = field(default_factory=dict)
+    lost_watches: int = 0  # watch_attempt tries the server gave up on (heartbeat timeout) and retried
+
+
+async def steady_state(pids: dict[str, int], window: float) -> dict[str, Usage]:
+    sampler = Sampler(pids)
+    sampler.start()
+    await asyncio.sleep(window)
+    return await sampler.stop()
+
+
+def lost_watches(logs: list[Path]) -> int:
+    """Watches a worker was told to drop: the server timed out their heartbeat and retried them."""
+    lost = 0
+    for path in logs:
+        with contextlib.suppress(OSError), path.open(errors="replace") as handle:
+            lost += sum(1 for line in handle if "'watch_attempt'" in line and "Activity cancelled" in line)
+    return lost
+
+
+async def burst(
+    client: Client, pids: dict[str, int], victims: list[JobObservation], timeout: float, logs: list[Path]
+) -> Phase:
+    """Set the victims' nodes down at once; wait until every run has its successor running."""
+    from activities.schedulers.local import LocalScheduler
+    from worker import local_cluster
+
+    sampler = Sampler(pids)
+    sampler.start()
+    lost_before = lost_watches(logs)
+    start = time.monotonic()
+    await asyncio.gather(*(asyncio.to_thread(local_cluster.node_down, j.nodes[0], "benchmark") for j in victims))
+    scheduler = LocalScheduler()
+    ids = [j.job_id for j in victims]
+    while time.monotonic() - start < timeout:
+        seen = await scheduler.observe(ids)
+        if all(o.restart_count >= 1 and o.state.value == "RUNNING" for o in seen.values()):
+            break
+        await asyncio.sleep(1)
+    elapsed = time.monotonic() - start
+    usage = await sampler.stop()
+    statuses = await asyncio.gather(*(_status(client, run_of(j)) for j in victims))
+    advice: list[float] = []
+    successor: list[float] = []
+    for status in statuses:
+        if status is None:
+            continue
+        marks = {m.name: m.at for m in status.milestones if m.attempt_index == 0}
+        failed = marks.get("failure_observed")
+        if failed is None:
+            continue
+        if "advice_recorded" in marks:
+            advice.append((marks["advice_recorded"] - failed).total_seconds())
+        if "successor_running" in marks:
+            successor.append((marks["successor_running"] - failed).total_seconds())
+    phase = Phase(0, {}, usage, advice, successor, elapsed, len(victims) - len(advice))
+    phase.lost_watches = lost_watches(logs) - lost_before
+    for status in statuses:
+        if status is not None:
+            await stages(client, status, phase.stages)
+    return phase
+
+
+# Where failure -> advice goes: the run's history, from the failure to record_advice completed.
+STEPS = ("suspect_nodes", "diagnose", "report_failure", "record_advice")
+
+
+async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]) -> None:
+    from temporalio.api.enums.v1 import EventType
+
+    marks = {m.name: m.at for m in status.milestones if m.attempt_index == 0}
+    failed = marks.get("failure_observed")
+    if failed is None:
+        return
+    history = await client.get_workflow_handle(status.run.id).fetch_history()
+    names: dict[int, str] = {}
+    points: dict[str, float] = {}  # "<activity> scheduled|started|done" -> seconds after the failure
+    for event in history.events:
+        at = (event.event_time.ToDatetime().replace(tzinfo=failed.tzinfo) - failed).total_seconds()
+        kind = event.event_type
+        if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            names[event.event_id] = name = event.activity_task_scheduled_event_attributes.activity_type.name
+            if at >= 0 and name in STEPS:
+                points.setdefault(f"{name} scheduled", at)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            name = names.get(event.activity_task_started_event_attributes.scheduled_event_id, "")
+            if at >= 0 and name in STEPS:
+                points.setdefault(f"{name} started", at)
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            name = names.get(event.activity_task_completed_event_attributes.scheduled_event_id, "")
+            if at >= 0 and (name in STEPS or name == "watch_attempt"):
+                points.setdefault(f"{name} done", at)
+    order = ["failure", "watch_attempt done"] + [f"{n} {w}" for n in STEPS for w in ("scheduled", "started", "done")]
+    points["failure"] = 0.0
+    seen = [p for p in order if p in points]
+    for before, after in itertools.pairwise(seen):
+        into.setdefault(f"{before} -> {after}", []).append(points[after] - points[before])
+
+
+async def _status(client: Client, run_id: str) -> RunStatus | None:
+    from worker import runs
+
+    try:
+        return await runs.query_status(client, run_id, rpc_timeout=30.0)
+    except runs.RunError as e:
+        print(f"  {e}", file=sys.stderr)
+        return None
+
+
+async def cancel_all(client: Client, run_ids: list[str]) -> None:
+    from worker import runs
+
+    gate = asyncio.Semaphore(50)
+
+    async def one(run_id: str) -> None:
+        async with gate:
+            with contextlib.suppress(Exception):
+                await runs.signal_run(client, run_id, "cancel")
+
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(asyncio.gather(*(one(r) for r in run_ids)), 120)
+
+
+# --- the benchmark ---------------------------------------------------------------------------
+
+
+@dataclass
+class Rig:
+    home: Path
+    workers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    cluster: bool = False
+    server: bool = False
+
+
+async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict[str, float]]:
+    from worker import local_cluster
+    from worker.devserver import DevServer
+    from worker.temporal_client import connect
+
+    server = DevServer.from_env()
+    rig.server = True
+    server.start(timeout=60)
+    rig.cluster = True
+    local_cluster.start(args.runs + 2 * args.burst + 8, timeout=60)
+    rig.workers.append(start_worker(rig.home, 1))
+    client = await connect()
+    script = write_job(rig.home, args.progress_every)
+
+    t0 = time.monotonic()
+    run_ids = await submit_all(client, script, args.runs)
+    submitted = time.monotonic() - t0
+    print(f"started {len(run_ids)} runs in {submitted:.1f}s", flush=True)
+    ran = await wait_all_running(args.runs, timeout=args.runs * 1.0 + 120)
+    settle = max(10.0, 2 * args.progress_every)
+    await asyncio.sleep(settle)  # every job has printed its first progress line, the watch saw it
+    facts = {"start runs": submitted, "all jobs running": submitted + ran}
+
+    pids = {"worker1": rig.workers[0].pid, "daemon": local_cluster.daemon_pid() or 0, "dev server": server.pid() or 0}
+    jobs = [j for j in await cluster_jobs() if j.state.value == "RUNNING"]
+    victims = [jobs[i * len(jobs) // (2 * args.burst)] for i in range(2 * args.burst)]
+
+    phases: list[Phase] = []
+    for n, group in ((1, victims[0::2]), (2, victims[1::2])):
+        if n == 2:
+            rig.workers.append(start_worker(rig.home, 2))
+            pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
+            await asyncio.sleep(15)  # it connects and polls
+        print(f"{n} worker(s): steady state for {args.window:.0f}s", flush=True)
+        steady = await steady_state(pids, args.window)
+        print(f"{n} worker(s): {len(group)} nodes down at once", flush=True)
+        logs = [rig.home / f"worker{i + 1}.log" for i in range(n)]
+        phase = await burst(client, pids, group, args.burst_timeout, logs)
+        phase.workers, phase.steady = n, steady
+        phases.append(phase)
+        print(f"  advice for {len(phase.advice)}/{len(group)} runs, burst over in {phase.burst_seconds:.1f}s")
+
+    print("cancelling the runs", flush=True)
+    await cancel_all(client, list(run_ids))
+    return phases, facts
+
+
+def cleanup(rig: Rig) -> None:
+    from worker import local_cluster
+    from worker.devserver import DevServer
+
+    for proc in rig.workers:
+        with contextlib.suppress(Exception):
+            stop_worker(proc)
+    if rig.cluster:
+        with contextlib.suppress(Exception):
+            local_cluster.stop(timeout=60)
+    if rig.server:
+        with contextlib.suppress(Exception):
+            DevServer.from_env().stop()
+
+
+def _fmt(values: list[float], fn: str) -> str:
+    if not values:
+        return "-"
+    if fn == "median":
+        return f"{statistics.median(values):.2f}s"
+    if fn == "p95":
+        return f"{percentile(values, 0.95):.2f}s"
+    return f"{max(values):.2f}s"
+
+
+def report(args: argparse.Namespace, phases: list[Phase], facts: dict[str, float], command: str) -> None:
+    rows: list[tuple[str, list[str]]] = []
+    names = ["worker1", "worker2", "daemon", "dev server"]
+
+    def usage_rows(label: str, pick: str) -> None:
+        for name in names:
+            cells = []
+            for p in phases:
+                use = (p.steady if pick == "steady" else p.burst).get(name)
+                cells.append(
+                    "-" if use is None else f"{use.cpu_mean:5.0f}% ({use.cpu_peak:.0f}%) {use.rss_peak:6.0f} MiB"
+                )
+            if any(c != "-" for c in cells):
+                rows.append((f"{label} {name}", cells))
+
+    usage_rows("steady", "steady")
+    usage_rows("burst", "burst")
+    for what, key in (("failure -> advice recorded", "advice"), ("failure -> successor running", "successor")):
+        for fn in ("median", "p95", "max"):
+            rows.append((f"{what} {fn}", [_fmt(getattr(p, key), fn) for p in phases]))
+    rows.append(("runs without advice", [str(p.missing) for p in phases]))
+    rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for p in phases]))
+    rows.append(("burst: down -> all successors running", [f"{p.burst_seconds:.1f}s" for p in phases]))
+    steps = list(dict.fromkeys(step for p in phases for step in p.stages))
+    if steps:
+        rows.append(("where failure -> advice goes (median / p95):", ["" for _ in phases]))
+    for step in steps:
+        cells = []
+        for p in phases:
+            values = p.stages.get(step, [])
+            cells.append(f"{_fmt(values, 'median')} / {_fmt(values, 'p95')}" if values else "-")
+        rows.append((f"  {step}", cells))
+
+    print()
+    print(f"{args.runs} concurrent runs (1-node jobs, idle), {args.burst} fail at once (node-down);")
+    print("embedded dev server + local scheduler, 2 cores; CPU = mean % of one core (peak 1 s), peak RSS")
+    for name, seconds in facts.items():
+        print(f"  {name}: {seconds:.1f}s")
+    header = [f"{p.workers} worker{'s' if p.workers > 1 else ''}" for p in phases]
+    width = max(len(label) for label, _ in rows)
+    print(f"{'':{width}}  " + "  ".join(f"{h:>28}" for h in header))
+    for label, cells in rows:
+        print(f"{label:{width}}  " + "  ".join(f"{c:>28}" for c in cells))
+    print(f"\ncommand: {command}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=1000)
+    parser.add_argument("--burst", type=int, default=50)
+    parser.add_argument("--window", type=float, default=30.0, help="steady-state sampling, seconds")
+    parser.add_argument("--progress-every", type=float, default=20.0, help="seconds between progress lines")
+    parser.add_argument("--burst-timeout", type=float, default=300.0)
+    parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
+    args = parser.parse_args()
+    if args.runs < 2 * args.burst:
+        parser.error("--runs must be at least twice --burst (two bursts hit different runs)")
+    home = setup_env()
+    os.environ["RECOVERY_TASK_QUEUE"] = f"recovery-bench-{secrets.token_hex(3)}"
+    python = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable
+    command = " ".join([python, "benchmarks/concurrent_runs.py", *sys.argv[1:]])
+
+    import logging
+
+    from worker import logs
+
+    logs.configure(logging.WARNING)
+    rig = Rig(home)
+    code = 1
+    try:
+        phases, facts = asyncio.run(measure(args, rig))
+        report(args, phases, facts, command)
+        code = 0
+    except KeyboardInterrupt:
+        print("interrupted; cleaning up", file=sys.stderr)
+    finally:
+        cleanup(rig)
+        if args.keep_home or code:
+            print(f"RECOVERY_HOME kept: {home}", file=sys.stderr)
+        else:
+            shutil.rmtree(home, ignore_errors=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # see shared notes: temporalio's runtime may abort at interpreter exit
+
+
+if __name__ == "__main__":
+    main()
