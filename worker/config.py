@@ -102,6 +102,9 @@ class WorkerConfig(_Section):
     # The operator's consent for policies' `suspect_nodes.drain`: draining takes a node away from
     # every user of the cluster, so a job's own policy alone must not be able to do it.
     drain_suspect_nodes: bool = False
+    # Attempts this worker watches at once: each holds one activity slot for its whole life, so
+    # runs beyond this wait, unwatched, for a slot here or on another worker.
+    max_runs: int = Field(default=1000, ge=1)
 
     @property
     def effective_mode(self) -> Mode:

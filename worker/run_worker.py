@@ -92,6 +92,10 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
     ]
 
 
+# Beyond the long watches: room for the short activities of recoveries happening at once.
+SHORT_ACTIVITY_SLOTS = 200
+
+
 def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None) -> Worker:
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun, NodeHistory]
@@ -107,7 +111,8 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
         task_queue=queue,
         workflows=workflows,
         activities=activities,
-        max_concurrent_activities=1000,
+        max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
+        max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
         interceptors=[ActivityContext(scheduler.name)],
     )
 

@@ -328,7 +328,8 @@ class TrainingRun:
                 start_to_close_timeout=self._quick(),
                 retry_policy=ONCE,  # advisory: a slow history must not delay the advice
             )
-        except ActivityError:
+        except ActivityError as e:
+            workflow.logger.warning("deciding without suspect nodes: node history unavailable (%s)", e.cause or e)
             return []
         return found
 
