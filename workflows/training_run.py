@@ -281,7 +281,7 @@ class TrainingRun:
         self._milestone("advice_recorded", workflow.now(), attempt.index)
         await self._notify(advice)
         if recorded.act and self.spec.policy.suspect_nodes.drain:
-            await self._drain_suspects(attempt, advice)
+            await self._drain_suspects(attempt, advice, found.diagnosis.implicated_nodes)
         return advice, recorded.act
 
     async def _notify(self, advice: Advice) -> None:
@@ -333,10 +333,13 @@ class TrainingRun:
             return []
         return found
 
-    async def _drain_suspects(self, attempt: Attempt, advice: Advice) -> None:
-        """Policy `suspect_nodes.drain`: take the nodes that are suspect now (this failure
-        included) out of rotation for everyone. Advisory, like the history it comes from."""
-        suspects = await self._suspects()
+    async def _drain_suspects(self, attempt: Attempt, advice: Advice, implicated: list[str]) -> None:
+        """Policy `suspect_nodes.drain`: take out of rotation, for everyone, the nodes this failure
+        implicated that are suspect now (counting it). Only this run's own evidence: a run never
+        drains nodes it did not see fail. Advisory, like the history it comes from."""
+        if not implicated:
+            return
+        suspects = [n for n in await self._suspects() if n in implicated]
         if not suspects:
             return
         inp = DrainInput(

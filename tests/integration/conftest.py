@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
+
+from tests.conftest import need
+from tests.integration.recovery_rig import Rig, TemporalDev, new_rig
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "deploy" / "slurm-dev-cluster"
@@ -88,3 +91,25 @@ def slurm_cluster() -> Iterator[SlurmDevCluster]:
     )
     # Left running on purpose: other modules and sessions use it.
     # `deploy/slurm-dev-cluster stop` stops it.
+
+
+@pytest.fixture(scope="module")
+def temporal(slurm_cluster: SlurmDevCluster, temporal_bin: str) -> Iterator[TemporalDev]:
+    """One private dev server for the module; each test gets its own task queue on it."""
+    try:
+        dev = TemporalDev.start()
+    except Exception as e:  # noqa: BLE001 - a dev server that cannot start is a missing service
+        need(False, f"the Temporal dev server ({e})")
+    try:
+        yield dev
+    finally:
+        dev.stop()
+
+
+@pytest.fixture
+async def rig(temporal: TemporalDev, slurm_cluster: SlurmDevCluster) -> AsyncIterator[Rig]:
+    r = await new_rig(temporal, slurm_cluster.state_dir)
+    try:
+        yield r
+    finally:
+        await r.close()

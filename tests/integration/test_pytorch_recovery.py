@@ -11,19 +11,18 @@ steps, in exactly two attempts; `recovery status --json` has a goodput with 0 < 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from tests.conftest import need
-from tests.integration.recovery_rig import Rig, TemporalDev, job_facts, new_rig
+from tests.integration.recovery_rig import Rig, job_facts
 from tests.integration.torch_example import FAULT_STEP, STEPS, have_torch, read_output, submit_example
 from workflows.models import RunStatus
 
 if TYPE_CHECKING:
-    from tests.integration.conftest import SlurmDevCluster
+    pass
 
 pytestmark = [pytest.mark.slow, pytest.mark.temporal]
 
@@ -31,27 +30,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.temporal]
 @pytest.fixture(scope="module", autouse=True)
 def torch_installed() -> None:
     need(have_torch(), "PyTorch (`make test` installs it: pip install -e '.[examples]')")
-
-
-@pytest.fixture(scope="module")
-def temporal(slurm_cluster: SlurmDevCluster, temporal_bin: str) -> Iterator[TemporalDev]:
-    try:
-        dev = TemporalDev.start()
-    except Exception as e:  # noqa: BLE001 - a dev server that cannot start is a missing service
-        need(False, f"the Temporal dev server ({e})")
-    try:
-        yield dev
-    finally:
-        dev.stop()
-
-
-@pytest.fixture
-async def rig(temporal: TemporalDev, slurm_cluster: SlurmDevCluster) -> AsyncIterator[Rig]:
-    r = await new_rig(temporal, slurm_cluster.state_dir)
-    try:
-        yield r
-    finally:
-        await r.close()
 
 
 async def recovered(rig: Rig, fault: str, symptom: str, timeout: float) -> tuple[RunStatus, dict[str, Any]]:

@@ -15,26 +15,22 @@ import asyncio
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.conftest import need
 from tests.integration.recovery_rig import (
     FAST,
     JobFacts,
     Rig,
-    TemporalDev,
     accounting_runs,
     ctld_log_lines,
     dev_cluster,
     failing_node,
     job_facts,
     job_script,
-    new_rig,
     sbatch,
 )
 from workflows.models import RunStatus
@@ -46,28 +42,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.temporal]
 
 HOSTILE_NAME = "a'b;$(touch /tmp/pwned)\"c"
 PWNED = Path("/tmp/pwned")
-
-
-@pytest.fixture(scope="module")
-def temporal(slurm_cluster: SlurmDevCluster, temporal_bin: str) -> Iterator[TemporalDev]:
-    """One private dev server for the module; each test gets its own task queue on it."""
-    try:
-        dev = TemporalDev.start()
-    except Exception as e:  # noqa: BLE001 - a dev server that cannot start is a missing service
-        need(False, f"the Temporal dev server ({e})")
-    try:
-        yield dev
-    finally:
-        dev.stop()
-
-
-@pytest.fixture
-async def rig(temporal: TemporalDev, slurm_cluster: SlurmDevCluster) -> AsyncIterator[Rig]:
-    r = await new_rig(temporal, slurm_cluster.state_dir)
-    try:
-        yield r
-    finally:
-        await r.close()
 
 
 async def successor_running(rig: Rig, job_id: str, run_id: str, timeout: float = 90) -> JobFacts:
