@@ -95,10 +95,10 @@ class WatchActivities:
         path = inp.attempt.output_path
         if path is None:
             return known
-        log = AttemptLog(path, inp.log_offset, inp.attempt.nodes, Policy(), time.monotonic(), True, self.reading)
-        log.finish(time.monotonic())
-        steps = [s for s in (inp.last_step, log.last_step) if s is not None]
-        return AttemptEnd(log_offset=log.offset, last_step=max(steps) if steps else None)
+        rest = AttemptLog(path, inp.log_offset, inp.attempt.nodes, Policy(), time.monotonic(), True, self.reading)
+        rest.finish(time.monotonic())
+        steps = [s for s in (inp.last_step, rest.last_step) if s is not None]
+        return AttemptEnd(log_offset=rest.offset, last_step=max(steps) if steps else None)
 
     async def _look(self, attempt: Attempt) -> JobObservation | None:
         """The job now, UNKNOWN if the scheduler forgot it, None if the scheduler is away."""

@@ -46,7 +46,9 @@ import structlog
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.integration.*, shared with the tests
 
-from tests.integration.recovery_rig import DEV_CLUSTER, Rig, TemporalDev, new_rig, slurm  # noqa: E402
+from slurm_recovery_latency import dev_cluster, ensure_cluster  # noqa: E402 - the same dev cluster handling
+
+from tests.integration.recovery_rig import Rig, TemporalDev, new_rig, slurm  # noqa: E402
 from tests.integration.torch_example import (  # noqa: E402
     BARRIER_TIMEOUT,
     FAULT_STEP,
@@ -84,24 +86,6 @@ class Unwatched:
     state: str
     allocated_after_fault: float  # fault injected -> the job's end
     steps: int
-
-
-def dev_cluster(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(DEV_CLUSTER), *args], capture_output=True, text=True, timeout=900, check=False)
-
-
-def ensure_cluster() -> tuple[Path, bool]:
-    running = dev_cluster("status").returncode == 0
-    if not running:
-        started = dev_cluster("start")
-        if started.returncode != 0:
-            sys.exit(f"deploy/slurm-dev-cluster start failed: {started.stderr.strip()}")
-    env = {}
-    for line in dev_cluster("env").stdout.splitlines():
-        key, _, value = line.removeprefix("export ").partition("=")
-        env[key] = value
-    os.environ.update(env)
-    return Path(env["SLURM_DEV_DIR"]), not running
 
 
 async def watched(rig: Rig, fault: str, i: int) -> Sample:

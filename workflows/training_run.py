@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
     from workflows.models import (
         Action,
+        ActionKind,
         AdoptInput,
         Advice,
         Attempt,
@@ -354,23 +355,12 @@ class TrainingRun:
             )
         except ActivityError as e:
             done = DrainResult(refused=f"failed: {e.cause or e}")
-        for node, reason in done.drained.items():
-            self._drain_action(advice, attempt, True, f"drained {node}: {reason}")
-        if done.refused:
-            self._drain_action(advice, attempt, False, f"not drained ({', '.join(suspects)}): {done.refused}")
-
-    def _drain_action(self, advice: Advice, attempt: Attempt, changed: bool, detail: str) -> None:
         # Straight into the record: a drain is not the restart, so it is no `first_action`.
-        self.rec.actions.append(
-            Action(
-                advice_generation=advice.generation,
-                kind="drain_node",
-                job_id=attempt.job_id,
-                at=workflow.now(),
-                changed=changed,
-                detail=detail,
-            )
-        )
+        for node, reason in done.drained.items():
+            self.rec.actions.append(_action(advice, "drain_node", attempt.job_id, True, f"drained {node}: {reason}"))
+        if done.refused:
+            detail = f"not drained ({', '.join(suspects)}): {done.refused}"
+            self.rec.actions.append(_action(advice, "drain_node", attempt.job_id, False, detail))
 
     async def _remember_failure(self, attempt: Attempt, diagnosis: Diagnosis) -> None:
         """Tell the cluster's node history which nodes this failure implicated."""
@@ -502,15 +492,7 @@ class TrainingRun:
             self._abandon_restart(advice, e)
             return
         detail = f"resubmitted as job {successor.job_id} ({why})"
-        action = Action(
-            advice_generation=advice.generation,
-            kind="submit",
-            job_id=successor.job_id,
-            at=workflow.now(),
-            changed=True,
-            detail=detail,
-        )
-        self._record_action(action, attempt.index)
+        self._record_action(_action(advice, "submit", successor.job_id, True, detail), attempt.index)
         await self._start_successor(attempt, successor, advice)
 
     async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
@@ -664,6 +646,18 @@ class TrainingRun:
         if changed:
             workflow.upsert_search_attributes(changed)
             self._published.update({u.key.name: u.value for u in changed})
+
+
+def _action(advice: Advice, kind: ActionKind, job_id: str, changed: bool, detail: str) -> Action:
+    """An action the workflow itself records (the scheduler's own come back from activities)."""
+    return Action(
+        advice_generation=advice.generation,
+        kind=kind,
+        job_id=job_id,
+        at=workflow.now(),
+        changed=changed,
+        detail=detail,
+    )
 
 
 def _error_type(error: ActivityError) -> str | None:

@@ -327,17 +327,28 @@ class Rig:
 
     # --- runs
 
-    async def submit_run(self, script: Path, tuning: Tuning = FAST, name: str | None = None) -> tuple[RunSpec, str]:
+    async def submit_run(
+        self,
+        script: Path,
+        tuning: Tuning = FAST,
+        name: str | None = None,
+        policy: str = "default",
+        env: dict[str, str] | None = None,
+    ) -> tuple[RunSpec, str]:
         """What `recovery submit --scheduler slurm` does (worker/runs.py `sbatch_for`), with a
-        faster tuning: sbatch as the user with the run's token, then a run adopting that job."""
-        spec = build_spec(str(script), [], "slurm", "default", name, None, script.parent)
+        faster tuning: sbatch as the user with the run's token, then a run adopting that job.
+        `env` is added to the job's environment (and kept in the spec for resubmits)."""
+        spec = build_spec(str(script), [], "slurm", policy, name, None, script.parent)
         spec.tuning = tuning
+        if env is not None:
+            spec.env = env
         request = SubmitRequest(
             script=spec.script,
             name=spec.name,
             nodes=spec.nodes,
             workdir=spec.workdir,
             token=f"recovery:{spec.run_id}:0",
+            env=spec.env,
         )
         observed = await SlurmScheduler().submit(request)
         self.jobs.append(observed.job_id)

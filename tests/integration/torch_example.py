@@ -15,11 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from activities.schedulers.slurm import SlurmScheduler
 from tests.integration.recovery_rig import FAST, Rig
-from worker import runs
-from worker.submit import build_spec
-from workflows.models import RunSpec, SubmitRequest, Tuning
+from workflows.models import RunSpec, Tuning
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "pytorch-ddp"
@@ -75,22 +72,9 @@ async def submit_example(
     environment for the job: (the run's spec, its job id, its directory)."""
     workdir = rig.workdir(f"torch-{fault}")
     script, policy = prepare(workdir, fault)
-    spec = build_spec(str(script), [], "slurm", str(policy), f"torch-{fault}", None, workdir)
-    spec.tuning = tuning
-    spec.env = env if env is not None else fault_env(fault)
-    request = SubmitRequest(
-        script=spec.script,
-        name=spec.name,
-        nodes=spec.nodes,
-        workdir=spec.workdir,
-        token=f"recovery:{spec.run_id}:0",
-        env=spec.env,
-    )
-    observed = await SlurmScheduler().submit(request)
-    rig.jobs.append(observed.job_id)
-    spec.adopt_job_id = observed.job_id
-    await runs.start_run(rig.client, spec, task_queue=rig.task_queue)
-    return spec, observed.job_id, workdir
+    environment = env if env is not None else fault_env(fault)
+    spec, job_id = await rig.submit_run(script, tuning, f"torch-{fault}", str(policy), environment)
+    return spec, job_id, workdir
 
 
 # --- the job's own account ------------------------------------------------------------------------
