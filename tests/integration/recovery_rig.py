@@ -55,7 +55,7 @@ FAST = Tuning(
 # A hardware-looking line as the NVIDIA driver logs it; `[node]` names the node, as a
 # pdsh/srun-style prefix would.
 XID_LINE = "[$SLURMD_NODENAME] NVRM: Xid (PCI:0000:3b:00): 79, pid=$$, GPU has fallen off the bus."
-FirstRun = Literal["xid", "long", "fine"]
+FirstRun = Literal["xid", "long", "gated", "fine"]
 
 
 def free_port() -> int:
@@ -169,7 +169,10 @@ def job_script(
     - `xid`: the task on the allocation's second node prints an Xid 79 line (and notes its node
       in `failed-node`) and exits 3;
       `srun --kill-on-bad-exit` then ends the other task, so the job FAILS;
-    - `long`: every task sleeps long enough for a node to be declared dead under it;
+    - `long`: every task notes it started (`started-NODE`, see `tasks_started`) and sleeps long
+      enough for a node to be declared dead under it;
+    - `gated`: the batch script waits for a `go` file before it launches its step, so that a
+      test can take a node away between the allocation and the step's launch;
     - `fine`: nothing goes wrong.
 
     Later runs just work for `seconds`. "First" is a marker directory: mkdir is atomic, so exactly
@@ -186,19 +189,30 @@ if [ "$first" = 1 ] && [ "$mode" = xid ] && [ "$SLURM_NODEID" = 1 ]; then
   sleep 1  # srun forwards output after the fact: exiting at once can lose the line
   exit 3
 fi
-if [ "$first" = 1 ] && [ "$mode" = long ]; then seconds=75; fi
+if [ "$first" = 1 ] && [ "$mode" = long ]; then
+  seconds=75
+  touch {shlex.quote(str(directory))}/"started-$SLURMD_NODENAME"
+fi
 sleep "$seconds"
 echo "task $SLURM_PROCID on $SLURMD_NODENAME done"
 """
     lines = ["#!/bin/bash", "#SBATCH --nodes=2", *(f"#SBATCH {d}" for d in directives)]
+    go = shlex.quote(str(directory / "go"))
     lines += [
         f"if mkdir {shlex.quote(str(marker))} 2>/dev/null; then first=1; else first=0; fi",
         'echo "run ${SLURM_RESTART_COUNT:-0} of job $SLURM_JOB_ID on $SLURM_JOB_NODELIST (first=$first)"',
+        f'if [ "$first" = 1 ] && [ {first_run} = gated ]; then until [ -e {go} ]; do sleep 0.2; done; fi',
         f'srun --kill-on-bad-exit=1 bash -c {shlex.quote(task)} task "$first" {first_run} {seconds:g}',
     ]
     script = directory / "job.sbatch"
     script.write_text("\n".join(lines) + "\n")
     return script
+
+
+def tasks_started(directory: Path) -> list[str]:
+    """The nodes whose task of a `long` first run is running: Slurm shows the job RUNNING
+    before srun has launched its step everywhere."""
+    return sorted(p.name.removeprefix("started-") for p in directory.glob("started-*"))
 
 
 def failing_node(directory: Path) -> str:

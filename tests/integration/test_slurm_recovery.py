@@ -15,6 +15,7 @@ import asyncio
 import os
 import signal
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ from tests.integration.recovery_rig import (
     job_facts,
     job_script,
     sbatch,
+    tasks_started,
 )
 from workflows.models import RunStatus
 
@@ -111,11 +113,12 @@ async def test_slurmd_killed_node_fail_recovered_on_other_nodes(rig: Rig, slurm_
     script = job_script(rig.workdir("nodefail"), first_run="long", seconds=4)
     spec, job = await rig.submit_run(script)
 
-    def running() -> JobFacts | None:
-        facts = job_facts(job)
-        return facts if facts.state == "RUNNING" and len(facts.nodes) == 2 else None
-
-    first = await rig.until("the job running on 2 nodes", running, 30, run_id=spec.run_id)
+    first = await rig.until("the job running on 2 nodes", running_on_two(job), 30, run_id=spec.run_id)
+    # Kill only once the step runs on both nodes: killed during the step's launch, srun fails
+    # at once and the job ends FAILED rather than NODE_FAIL (the next test's story).
+    await rig.until(
+        "both tasks started", lambda: tasks_started(script.parent) == sorted(first.nodes), 30, run_id=spec.run_id
+    )
     victim = first.nodes[1]
     kill_slurmd(slurm_cluster.state_dir, victim)
     try:
@@ -126,11 +129,11 @@ async def test_slurmd_killed_node_fail_recovered_on_other_nodes(rig: Rig, slurm_
         dev_cluster("start")  # brings the killed slurmd back (start is idempotent)
 
     history = accounting_runs(job)
-    assert history and history[0][0] == "NODE_FAIL" and victim in history[0][1], history
+    shown = status.model_dump_json(indent=1)
+    assert history and history[0][0] == "NODE_FAIL" and victim in history[0][1], (history, shown)
     assert history[-1][0] == "COMPLETED" and victim not in history[-1][1], history
     assert job_facts(job).restarts == 1, "one requeue (Slurm's own), and no second one by recovery"
 
-    shown = status.model_dump_json(indent=1)
     assert status.run.state == "completed", shown
     assert status.attempts[0].state == "NODE_FAIL", shown
     assert victim in status.diagnoses[0].implicated_nodes, shown
@@ -138,6 +141,40 @@ async def test_slurmd_killed_node_fail_recovered_on_other_nodes(rig: Rig, slurm_
     successor = status.attempts[-1]
     assert successor.restart_count == 1 and successor.nodes, shown
     assert victim not in successor.nodes, shown
+
+
+@pytest.mark.timeout(240)
+async def test_node_dead_at_step_launch_recovered_on_other_nodes(rig: Rig, slurm_cluster: SlurmDevCluster) -> None:
+    """A node that dies between the allocation and the step's launch: srun cannot launch there
+    and the job FAILS before Slurm declares the node down. Only srun's words name the node."""
+    rig.start_worker(mode="act")
+    script = job_script(rig.workdir("launchfail"), first_run="gated", seconds=4)
+    spec, job = await rig.submit_run(script)
+    first = await rig.until("the job running on 2 nodes", running_on_two(job), 30, run_id=spec.run_id)
+    victim = first.nodes[1]
+    kill_slurmd(slurm_cluster.state_dir, victim)
+    (script.parent / "go").touch()
+    try:
+        status = await rig.result(spec.run_id, timeout=180)
+    finally:
+        dev_cluster("start")
+
+    history = accounting_runs(job)
+    shown = status.model_dump_json(indent=1)
+    assert history[-1][0] == "COMPLETED" and victim not in history[-1][1], (history, shown)
+    assert status.run.state == "completed", shown
+    assert status.attempts[0].state == "FAILED", shown
+    assert victim in status.diagnoses[0].implicated_nodes, shown
+    check_converged_restart(status, victim)
+    assert victim not in status.attempts[-1].nodes, shown
+
+
+def running_on_two(job: str) -> Callable[[], JobFacts | None]:
+    def running() -> JobFacts | None:
+        facts = job_facts(job)
+        return facts if facts.state == "RUNNING" and len(facts.nodes) == 2 else None
+
+    return running
 
 
 # --- 3. observe mode ------------------------------------------------------------------------------
