@@ -31,7 +31,6 @@ class ScriptedScheduler:
         # Its own cluster name: node history is kept per cluster, and one test's failures
         # must not make another test's nodes suspect.
         self.name = f"fake-{uuid.uuid4().hex[:8]}"
-        self.name = f"fake-{uuid.uuid4().hex[:8]}"
         self.requeueable = requeueable
         self.later = later or ["complete"]
         self.plans: list[list[str]] = []  # when set, the n-th submitted job follows plans[n]
