@@ -14,7 +14,7 @@ import httpx
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.rules import combine, from_scheduler_facts, still_running, with_node_facts
+from activities.rules import combine, from_scheduler_facts, still_running, with_node_facts, with_peer_nodes
 from workflows.models import AttributionInput, Category, Diagnosis, ImplicatedNode
 
 log = structlog.get_logger("recovery.attribution")
@@ -51,6 +51,7 @@ class RulesProvider:
             diagnosis = still_running(symptom.kind, symptom.evidence[0].text, index)
         if facts.log_diagnosis is not None:
             diagnosis = combine(facts.log_diagnosis, diagnosis)
+        diagnosis = with_peer_nodes(diagnosis, facts.observation, facts.nodes)
         return with_node_facts(diagnosis, facts.observation, facts.nodes)
 
 

@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 from temporalio import activity
 
 from activities import metrics
+from activities.addresses import needs_resolving, with_resolved
 from activities.attribution import Provider, RulesProvider
 from activities.errors import scheduler_errors
 from activities.health import health_evidence, implicates, probe_node
@@ -56,6 +57,9 @@ class DiagnoseActivities:
         with scheduler_errors():
             nodes = await self.scheduler.nodes()
             failed = await self._failed_run(inp)
+        peers = inp.log_diagnosis.peers if inp.log_diagnosis is not None else []
+        if needs_resolving(peers, nodes):
+            nodes = await with_resolved(nodes, failed.nodes)
         facts = AttributionInput(
             run_id=inp.run_id,
             attempt=inp.attempt,

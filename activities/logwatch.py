@@ -154,4 +154,5 @@ def to_diagnosis(found: LogDiagnosis, attempt_index: int, source: str) -> Diagno
         explanation=found.explanation or where,
         provider="log",
         evidence=[Evidence(source=source, line=e.line, text=e.text, signature=e.signature) for e in found.evidence],
+        peers=found.implicated.peers,
     )

@@ -3,6 +3,9 @@
 - The log's root cause says what went wrong; the scheduler's word wins when it saw a node fail.
 - NODE_FAIL, or a node the scheduler reports down, drained or not responding, implicates it.
 - Otherwise the node whose task failed first is implicated (the others were killed after it).
+- A peer the log names (an NCCL socket or InfiniBand error, a Gloo connection closed) implicates
+  the one node of the allocation with that address or host name: the peer went away, not the
+  rank that reported it.
 - A job cancelled outside recovery is not retried; time limit and preemption are `scheduler`
   endings, resumed without spending budgets (see `workflows.decide`).
 - A hang or slowdown of a job still allocated implicates no node unless the log names one.
@@ -10,6 +13,9 @@
 
 from __future__ import annotations
 
+import ipaddress
+
+from activities.signatures.prefixes import node_name
 from activities.watch import describe_exit, failed_tasks
 from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
 
@@ -29,7 +35,8 @@ def combine(log: Diagnosis, facts: Diagnosis) -> Diagnosis:
     implicated = list(log.implicated) + [i for i in facts.implicated if i.node not in log.implicated_nodes]
     explanation = log.explanation if lead is log else f"{facts.explanation}; the log shows: {log.explanation}"
     provider = f"{log.provider}+{facts.provider}"
-    return lead.model_copy(update={"implicated": implicated, "provider": provider, "explanation": explanation})
+    update = {"implicated": implicated, "provider": provider, "explanation": explanation, "peers": log.peers}
+    return lead.model_copy(update=update)
 
 
 def unusable(node: NodeInfo) -> bool:
@@ -52,6 +59,55 @@ def with_node_facts(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeI
         return diagnosis
     category = "hardware" if diagnosis.category == "unknown" else diagnosis.category
     return diagnosis.model_copy(update={"implicated": [*diagnosis.implicated, *extra], "category": category})
+
+
+def with_peer_nodes(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeInfo]) -> Diagnosis:
+    """Each peer the log names that is exactly one node of the allocation implicates that node."""
+    allocation = [n for n in nodes if n.name in obs.nodes]
+    known = set(diagnosis.implicated_nodes)
+    extra: list[ImplicatedNode] = []
+    for peer in diagnosis.peers:
+        node = peer_node(peer, allocation)
+        if node is not None and node not in known:
+            known.add(node)
+            extra.append(ImplicatedNode(node=node, reason=f"the log names it as a failed peer ({peer})"))
+    if not extra:
+        return diagnosis
+    return diagnosis.model_copy(update={"implicated": [*diagnosis.implicated, *extra]})
+
+
+def peer_node(peer: str, allocation: list[NodeInfo]) -> str | None:
+    """The node a peer is, by address or by (short) host name; None when none or several are:
+    on a cluster whose nodes share an address, a peer's address says nothing."""
+    wanted = canonical_address(peer)
+    by_name = None if is_ip(wanted) else node_name(wanted)
+    found = {
+        n.name
+        for n in allocation
+        if wanted in {canonical_address(a) for a in n.addresses}
+        or (by_name is not None and by_name in {n.name.lower(), *(node_name(a.lower()) for a in n.addresses)})
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def canonical_address(text: str) -> str:
+    """`10.0.0.5`, `[10.0.0.5]`, `::ffff:10.0.0.5` and `Node7.Cluster` compared alike."""
+    text = text.strip().strip("[]").lower()
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def from_scheduler_facts(obs: JobObservation, attempt_index: int) -> Diagnosis:

@@ -138,6 +138,9 @@ class NodeInfo(Model):
     name: str
     state: str
     reason: str = ""
+    # Where the node answers on the network (Slurm's NodeAddr, then what that resolves to):
+    # a log names a failed peer by address, attribution needs the node behind it.
+    addresses: list[str] = Field(default_factory=list)
 
 
 class SubmitRequest(Model):
@@ -228,6 +231,9 @@ class Diagnosis(Model):
     provider: str
     evidence: list[Evidence] = Field(default_factory=list)
     confidence: float | None = None
+    # Peers (address or host name) the log says the failure involved, as written there:
+    # attribution maps them to nodes of the allocation (`activities.rules.with_peer_nodes`).
+    peers: list[str] = Field(default_factory=list)
 
     @property
     def implicated_nodes(self) -> list[str]:

@@ -62,7 +62,7 @@ SACCT_FIELDS = [
     "End",
 ]
 
-SINFO_FIELDS = ["NodeList", "StateComplete", "Reason"]
+SINFO_FIELDS = ["NodeList", "StateComplete", "NodeAddr", "Reason"]
 
 
 def squeue_format(delims: sp.Delimiters, fields: list[str] = SQUEUE_FIELDS) -> str:
@@ -313,7 +313,10 @@ def node_infos(rows: list[dict[str, str]]) -> list[NodeInfo]:
         name = row["NodeList"].strip()
         if name and name not in seen:
             reason = sp.clean(row["Reason"]).strip()
-            seen[name] = NodeInfo(name=name, state=node_state(row["StateComplete"]), reason=reason)
+            address = row["NodeAddr"].strip()
+            seen[name] = NodeInfo(
+                name=name, state=node_state(row["StateComplete"]), reason=reason, addresses=[address] if address else []
+            )
     return list(seen.values())
 
 

@@ -308,6 +308,7 @@ def _node(node: Mapping[str, Any]) -> NodeInfo:
         name=str(node.get("name", "")),
         state=node_state("+".join([state, *flags])),
         reason=sp.clean(str(node.get("reason") or "")),
+        addresses=[str(node["address"])] if node.get("address") else [],
     )
 
 

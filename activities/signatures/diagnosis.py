@@ -16,9 +16,12 @@ Rules:
   cause is left. On one line, the signature with the higher `priority` speaks for it.
 - A root cause implicates the rank and host that wrote its line (from line prefixes, see
   `prefixes.py`) and what its pattern's groups name. A cascade implicates only what its groups
-  name: the rank that reports a timeout is a victim, not the culprit. torchelastic's
-  "Root Cause (first observed failure)" block fills in rank and host when the winner lacks
-  them. Ranks become nodes through the task layout when one is given.
+  name: the rank that reports a timeout is a victim, not the culprit. A hardware cascade (Xid
+  154 after the Xid that caused it) is the exception: the host that logged it holds the GPU.
+  torchelastic's "Root Cause (first observed failure)" block fills in rank and host when the
+  winner lacks them. A network error that names no peer takes the peers other fatal lines
+  name (NCCL's "unhandled system error" names nobody, the socket error after it names the
+  peer that went away). Ranks become nodes through the task layout when one is given.
 - With no fatal match, a sustained slowdown in the log's own progress is a `straggler`;
   otherwise the log is healthy (`none`).
 """
@@ -208,11 +211,13 @@ class LogDiagnoser:
         sig = winner.signature
         found = Implicating()
         found.add_groups(winner.match.groups)
-        if not sig.cascade:
+        if not sig.cascade or sig.category == "hardware":
             found.add_context(winner.context)
         block = self._root_cause_block()
         if block is not None:
             found.add_root_cause(block.fields)
+        if sig.category == "network" and not found.peers:
+            found.add_peers(c.match.groups for c in self._pending if c is not winner)
         found.map_ranks(self.layout)
         # The winning line first, then its context in log order.
         context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)

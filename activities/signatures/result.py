@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -90,6 +90,12 @@ class Implicating:
             self.add_groups(fields)
         elif same_rank:
             self.add_groups({k: v for k, v in fields.items() if k != "rank"} if self.nodes else fields)
+
+    def add_peers(self, others: Iterable[Mapping[str, str]]) -> None:
+        """Peers that other lines name, for a network error that names none itself."""
+        for groups in others:
+            if peer := groups.get("peer"):
+                add_once(self.peers, peer)
 
     def add_context(self, context: LineContext) -> None:
         if context.rank is not None:

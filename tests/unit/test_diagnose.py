@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.rules import from_scheduler_facts, unusable, with_node_facts
-from workflows.models import JobObservation, JobState, NodeInfo, TaskResult
+from activities.rules import from_scheduler_facts, peer_node, unusable, with_node_facts, with_peer_nodes
+from workflows.models import Diagnosis, JobObservation, JobState, NodeInfo, TaskResult
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -86,3 +86,78 @@ async def test_probing_on_this_machine_carries_on_without_a_gpu() -> None:
         DiagnoseInput(run_id="r", attempt=Attempt(index=0, job_id="7"), observation=failed, symptom=symptom)
     )
     assert result.diagnosis.implicated_nodes == ["n1"]  # NVML absent here: the rules' answer stands
+
+
+# --- peers the log names ------------------------------------------------------------------------
+
+
+def peers_diagnosis(*peers: str) -> Diagnosis:
+    return Diagnosis(
+        attempt_index=0,
+        category="network",
+        retryable=True,
+        explanation="an NCCL socket connection to a peer was closed",
+        provider="log",
+        peers=list(peers),
+    )
+
+
+CLUSTER = [
+    NodeInfo(name="n1", state="idle", addresses=["10.0.0.1"]),
+    NodeInfo(name="n2", state="idle", addresses=["n2.cluster.example"]),
+    NodeInfo(name="n3", state="idle", addresses=["10.0.0.3"]),  # not in the allocation
+]
+
+
+def test_a_peer_named_by_address_or_host_name_implicates_its_node() -> None:
+    d = with_peer_nodes(peers_diagnosis("10.0.0.1", "n2.cluster.example"), obs(JobState.FAILED), CLUSTER)
+    assert d.implicated_nodes == ["n1", "n2"]
+    assert "failed peer (10.0.0.1)" in d.implicated[0].reason
+
+
+def test_peer_spellings_compare_alike() -> None:
+    assert peer_node("[10.0.0.1]", CLUSTER) == "n1"
+    assert peer_node("::ffff:10.0.0.1", CLUSTER) == "n1"
+    assert peer_node("N2.Cluster.Example", CLUSTER) == "n2"
+    assert peer_node("n2", CLUSTER) == "n2"  # the short name a scheduler uses
+
+
+def test_a_peer_outside_the_allocation_or_on_a_shared_address_implicates_nothing() -> None:
+    assert with_peer_nodes(peers_diagnosis("10.0.0.3"), obs(JobState.FAILED), CLUSTER).implicated == []
+    shared = [NodeInfo(name=n, state="idle", addresses=["127.0.0.1"]) for n in ("n1", "n2")]
+    assert with_peer_nodes(peers_diagnosis("127.0.0.1"), obs(JobState.FAILED), shared).implicated == []
+
+
+async def test_rules_map_the_logs_peer_to_a_node_and_keep_the_first_failed_task() -> None:
+    from activities.attribution import RulesProvider
+    from workflows.models import Attempt, AttributionInput, Symptom
+
+    failed = obs(JobState.FAILED, exit_code=1, tasks=[TaskResult(node="n2", exit_code=1, ended_at=T)])
+    facts = AttributionInput(
+        run_id="r",
+        attempt=Attempt(index=0, job_id="7"),
+        observation=failed,
+        symptom=Symptom(attempt_index=0, kind="crash", detected_at=T),
+        log_diagnosis=peers_diagnosis("10.0.0.1"),
+        nodes=CLUSTER,
+    )
+    d = await RulesProvider().attribute(facts)
+    assert d.category == "network" and d.implicated_nodes == ["n2", "n1"], d
+    assert d.peers == ["10.0.0.1"]
+
+
+async def test_the_diagnose_activity_maps_a_peer_host_name_to_the_allocations_node() -> None:
+    from activities.diagnose import DiagnoseActivities
+    from tests.fakes import ScriptedScheduler
+    from workflows.models import Attempt, DiagnoseInput, Symptom
+
+    failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
+    inp = DiagnoseInput(
+        run_id="r",
+        attempt=Attempt(index=0, job_id="7"),
+        observation=failed,
+        symptom=Symptom(attempt_index=0, kind="crash", detected_at=T),
+        log_diagnosis=peers_diagnosis("node2.cluster.example", "10.9.9.9"),  # the IP resolves to no node
+    )
+    result = await DiagnoseActivities(ScriptedScheduler([])).diagnose(inp)
+    assert result.diagnosis.implicated_nodes == ["node2"], result.diagnosis

@@ -296,3 +296,37 @@ def test_line_context(line: str, expected: LineContext) -> None:
 def test_node_names_are_short_but_addresses_stay() -> None:
     assert node_name("node3.cluster.local") == "node3"
     assert node_name("10.0.0.5") == "10.0.0.5"
+
+
+def test_an_nccl_system_error_borrows_the_dead_peer_its_socket_error_names() -> None:
+    log = (
+        progress(1, 5)
+        + "0: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        + "ProcessGroupNCCL.cpp:1691, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+        + "0: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+        + "0: Last error:\n"
+        + "0: socketProgress: Connection closed by remote peer gpu-node-17.cluster<45678>\n"
+    )
+    result = diagnose(log)
+    assert (result.category, result.evidence[0].signature) == ("network", "nccl-system-error")
+    assert result.implicated.peers == ["gpu-node-17.cluster"]
+
+
+def test_a_root_cause_that_names_its_place_keeps_other_lines_peers_out() -> None:
+    log = (
+        progress(1, 5)
+        + "3: [rank3]: RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        + "0: socketProgress: Connection closed by remote peer gpu-node-17.cluster<45678>\n"
+    )
+    result = diagnose(log, layout=LAYOUT)
+    assert result.implicated.ranks == [3] and result.implicated.peers == []
+
+
+def test_a_hardware_cascade_alone_still_names_the_host_that_logged_it() -> None:
+    log = (
+        "Nov 29 03:00:01 gpu-node-07 kernel: NVRM: Xid (PCI:0000:b7:00): 154, GPU recovery action"
+        " changed from 0x0 (None) to 0x2 (Node Reboot Required)\n"
+    )
+    result = diagnose(log)
+    assert (result.category, result.evidence[0].signature) == ("hardware", "xid-154")
+    assert result.implicated.nodes == ["gpu-node-07"] and result.implicated.gpus == ["0000:b7:00"]

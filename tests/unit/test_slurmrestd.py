@@ -210,3 +210,5 @@ def test_nodes_state_with_flags() -> None:
 
     node = _node({"name": "node2", "state": "down", "state_flags": ["NOT_RESPONDING"], "reason": "Not responding"})
     assert (node.name, node.state, node.reason) == ("node2", "down+not_responding", "Not responding")
+    assert node.addresses == []
+    assert _node({"name": "node2", "state": "idle", "address": "10.1.0.2"}).addresses == ["10.1.0.2"]

@@ -1,0 +1,54 @@
+"""Node addresses for attribution: logs name a failed peer by IP (`Got completion from peer
+10.0.0.5`), schedulers name nodes by host name. Resolving the allocation's names bridges the two.
+
+Resolution is best effort and bounded: a node whose name does not resolve in time keeps the
+addresses the scheduler gave, and attribution simply cannot map an IP to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+
+from activities.rules import canonical_address, is_ip
+from workflows.models import NodeInfo
+
+RESOLVE_TIMEOUT = 2.0
+
+
+def needs_resolving(peers: list[str], nodes: list[NodeInfo]) -> bool:
+    """Some peer is an IP that no node's known addresses already name."""
+    known = {canonical_address(a) for n in nodes for a in n.addresses}
+    return any(is_ip(p) and p not in known for p in map(canonical_address, peers))
+
+
+async def with_resolved(
+    nodes: list[NodeInfo], allocation: list[str], timeout: float = RESOLVE_TIMEOUT
+) -> list[NodeInfo]:
+    """`nodes`, the allocation's with the IPs their names (and non-IP addresses) resolve to."""
+    wanted = [n for n in nodes if n.name in allocation]
+    found = await asyncio.gather(*(resolve(n, timeout) for n in wanted))
+    extra = {n.name: ips for n, ips in zip(wanted, found, strict=True)}
+    return [_with(n, extra.get(n.name, [])) for n in nodes]
+
+
+async def resolve(node: NodeInfo, timeout: float) -> list[str]:
+    names = dict.fromkeys([node.name, *(a for a in node.addresses if not is_ip(a))])
+    found: list[str] = []
+    for name in names:
+        found += await lookup(name, timeout)
+    return found
+
+
+async def lookup(name: str, timeout: float) -> list[str]:
+    loop = asyncio.get_running_loop()
+    try:
+        infos = await asyncio.wait_for(loop.getaddrinfo(name, None, type=socket.SOCK_STREAM), timeout)
+    except (OSError, TimeoutError):  # socket.gaierror is an OSError
+        return []
+    return [str(info[4][0]) for info in infos]
+
+
+def _with(node: NodeInfo, ips: list[str]) -> NodeInfo:
+    merged = list(dict.fromkeys([*node.addresses, *ips]))
+    return node if merged == node.addresses else node.model_copy(update={"addresses": merged})
