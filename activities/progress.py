@@ -10,8 +10,9 @@ collectives), `loss`, `epoch` and `checkpoint=saving|saved` are optional, in any
 and unknown keys are ignored. `activities.report.report_progress` prints it for you.
 
 Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch Lightning and
-tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines and `step=N ...`
-key/value lines; and user patterns (RE2 syntax) with named groups among `FIELDS`.
+tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines, `step=N ...`
+key/value lines, and hand-written loops' `step N/M ... loss X` or `iter N: loss X, time T ms`
+(nanoGPT, llm.c); and user patterns (RE2 syntax) with named groups among `FIELDS`.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ GATES: dict[str, str] = {
     "torchtitan": r"step:\s*\d+\s+(?:\x1b\[[0-9;]*m)?loss:",
     "tqdm": r"\d+/\d+ \[[0-9:]+<[0-9:?]+",
     "kv": r"(?i)(?:global_step|step|iteration|iter)\s*[=:]\s*\d",
+    "loop": r"(?i)(?:^|[^\w])(?:step|iter|iteration)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
 }
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -238,6 +240,33 @@ def _kv(text: str) -> ProgressRecord | None:
     return replace(record, step=int(m.group(1)), total=record.total or _int(m.group(2)))
 
 
+# A training loop's own print: `iter 100: loss 4.12, time 123.45ms` (nanoGPT), `step 1/74 |
+# train loss 10.98 | ... (1234.56 ms | 12345 tok/s)` (llm.c). A loss on the line is required:
+# "step 2 of the setup" is no progress.
+_LOOP_STEP = re.compile(r"(?i)(?:^|[^\w])(?:step|iter|iteration)\s+(\d+)(?:\s*/\s*(\d+))?")
+_LOOP_LOSS = re.compile(r"(?i)loss\s*[:=]?\s*(" + _NUM + ")")
+_LOOP_MS = re.compile(r"(" + _NUM + r")\s*ms\b")
+_LOOP_S = re.compile(r"(" + _NUM + r")\s*s/(?:step|it)\b")
+_LOOP_TOKENS = re.compile(r"(" + _NUM + r")\s*(?:tok/s|tokens/s|samples/s)")
+
+
+def _loop(text: str) -> ProgressRecord | None:
+    m = _LOOP_STEP.search(text)
+    loss = _LOOP_LOSS.search(text, m.end()) if m is not None else None
+    if m is None or loss is None:
+        return None
+    ms, seconds, rate = (rx.search(text, m.end()) for rx in (_LOOP_MS, _LOOP_S, _LOOP_TOKENS))
+    step_time = _float(ms.group(1)) / 1000 if ms else (_float(seconds.group(1)) if seconds else None)
+    return ProgressRecord(
+        step=int(m.group(1)),
+        total=_int(m.group(2)) if m.group(2) else None,
+        loss=_float(loss.group(1)),
+        throughput=_float(rate.group(1)) if rate else None,
+        step_time=step_time,
+        format="loop",
+    )
+
+
 _PARSERS: dict[str, Callable[[str], ProgressRecord | None]] = {
     "structured": _structured,
     "json": _json,
@@ -246,6 +275,7 @@ _PARSERS: dict[str, Callable[[str], ProgressRecord | None]] = {
     "torchtitan": _torchtitan,
     "tqdm": _tqdm,
     "kv": _kv,
+    "loop": _loop,
 }
 
 

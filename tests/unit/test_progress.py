@@ -62,6 +62,13 @@ SAMPLES: list[tuple[str, str, dict[str, object]]] = [
     ),
     ("kv", "step=5 loss=1.2 samples/s=300", {"step": 5, "loss": 1.2, "throughput": 300.0}),
     ("kv", "INFO Step: 7/100, loss: 0.5, step_time: 0.3", {"step": 7, "total": 100, "step_time": 0.3}),
+    ("loop", "iter 100: loss 4.1234, time 123.45ms, mfu 30.12%", {"step": 100, "loss": 4.1234, "step_time": 0.12345}),
+    (
+        "loop",
+        "step    7/74 | train loss 10.987 | norm 15.1 | lr 6.00e-06 | (1234.56 ms | 12345 tok/s)",
+        {"step": 7, "total": 74, "loss": 10.987, "step_time": 1.23456, "throughput": 12345.0},
+    ),
+    ("loop", "Step 100 | loss 2.31 | 0.41 s/step", {"step": 100, "loss": 2.31, "step_time": 0.41}),
 ]
 
 
@@ -83,6 +90,8 @@ def test_formats(fmt: str, line: str, expected: dict[str, object]) -> None:
         "recovery-progress total=30",  # the structured line needs its step
         "NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC",
         "Loading checkpoint shards: 100%|██████████| 4/4",
+        "Step 2 of 5: tokenizing the dataset",  # a loop-like line without a loss
+        "footstep 12 loss of grip",  # `step` inside another word is no step
     ],
 )
 def test_lines_without_progress(line: str) -> None:
