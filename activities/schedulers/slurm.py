@@ -32,7 +32,15 @@ import structlog
 from activities.schedulers import slurm_facts as facts
 from activities.schedulers import slurm_parse as sp
 from activities.schedulers.base import JobNotFound, SchedulerError
-from activities.schedulers.slurm_commands import Completed, Runner, failed, raise_for, run_process, slurm_env
+from activities.schedulers.slurm_commands import (
+    AccountingDisabled,
+    Completed,
+    Runner,
+    failed,
+    raise_for,
+    run_process,
+    slurm_env,
+)
 from activities.schedulers.slurm_comment import parse_comment, submission_comment
 from workflows.models import (
     JobObservation,
@@ -78,6 +86,7 @@ class SlurmScheduler:
         self._runner: Runner = runner or run_process
         self._env = slurm_env(self.conf, env)
         self._exclusions: OrderedDict[tuple[object, ...], list[str]] = OrderedDict()
+        self._said_no_accounting = False
 
     # --- the Scheduler protocol --------------------------------------------------------------
 
@@ -337,7 +346,15 @@ class SlurmScheduler:
             "-o",
             ",".join(facts.SACCT_FIELDS),
         ]
-        result = await self._run(argv, what="sacct")
+        try:
+            result = await self._run(argv, what="sacct")
+        except AccountingDisabled:
+            # Many small clusters run without slurmdbd. A job slurmctld has purged (MinJobAge,
+            # 300 s by default) is then simply unknown, which the watch treats as its end.
+            if not self._said_no_accounting:
+                log.warning("no job accounting: a finished job is known only until slurmctld purges it")
+                self._said_no_accounting = True
+            return []
         return sp.split_lines(result.stdout, sep, facts.SACCT_FIELDS)
 
     # --- running -------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ Classification (`raise_for`), from the words Slurm prints:
 - JobNotFound: "Invalid job id specified".
 - JobNotRequeueable, for requeue commands only: "Requested operation is presently disabled"
   (a --no-requeue job), "Only batch jobs are accepted" (an salloc/srun job).
+- AccountingDisabled: `sacct` on a cluster without slurmdbd ("Slurm accounting storage is
+  disabled"); callers carry on without the history (see `SlurmScheduler._sacct`).
 - SchedulerError: anything else Slurm refused, with Slurm's own message on one line.
 """
 
@@ -25,6 +27,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
+
+
+class AccountingDisabled(SchedulerError):
+    """The cluster keeps no job accounting (no slurmdbd): there is no history to read."""
+
 
 UNAVAILABLE_MARKERS = (
     "unable to contact slurm controller",
@@ -44,6 +51,7 @@ UNAVAILABLE_MARKERS = (
     "slurmctld is down",
 )
 NOT_FOUND_MARKERS = ("invalid job id specified", "invalid job id")
+NO_ACCOUNTING_MARKER = "accounting storage is disabled"
 # What `scontrol requeue[hold]` says of a job submitted with --no-requeue (or on a cluster with
 # JobRequeue=0 and no --requeue), and of a job that is not a batch job.
 NOT_REQUEUEABLE_MARKERS = ("requested operation is presently disabled", "only batch jobs are accepted")
@@ -142,6 +150,8 @@ def raise_for(result: Completed, what: str, *, requeue: bool = False) -> None:
         raise JobNotFound(f"{what}: {text}")
     if requeue and any(marker in lowered for marker in NOT_REQUEUEABLE_MARKERS):
         raise JobNotRequeueable(f"{what}: {text}")
+    if NO_ACCOUNTING_MARKER in lowered:
+        raise AccountingDisabled(f"{what}: {text}")
     if "could not establish a configuration source" in lowered:
         raise SchedulerError(f"{what}: no Slurm configuration found (set SLURM_CONF): {text}")
     raise SchedulerError(f"{what}: {text}")

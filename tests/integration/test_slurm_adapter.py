@@ -365,3 +365,31 @@ async def test_drain_sets_state_and_a_one_line_reason(slurm: SlurmScheduler) -> 
 async def _drained(slurm: SlurmScheduler, name: str) -> NodeInfo | None:
     node = {n.name: n for n in await slurm.nodes()}[name]
     return node if "drain" in node.state.lower() else None
+
+
+async def test_a_cluster_without_accounting_is_observed_without_history(
+    slurm_cluster: SlurmDevCluster, tmp_path: Path
+) -> None:
+    """The same controller seen through a slurm.conf without slurmdbd: real sacct refuses, the
+    adapter carries on with what slurmctld still lists."""
+    conf_dir = tmp_path / "etc"
+    conf_dir.mkdir()
+    for other in Path(slurm_cluster.conf).parent.glob("*.conf"):
+        (conf_dir / other.name).write_text(other.read_text())
+    kept = [
+        line
+        for line in Path(slurm_cluster.conf).read_text().splitlines()
+        if not line.startswith(("AccountingStorage", "JobAcctGather"))
+    ]
+    (conf_dir / "slurm.conf").write_text("\n".join([*kept, "AccountingStorageType=accounting_storage/none", ""]))
+    no_accounting = SlurmScheduler(str(conf_dir / "slurm.conf"))
+
+    refused = subprocess.run(
+        ["sacct", "-n", "-j", "1"], capture_output=True, text=True, timeout=30, check=False,
+        env={**os.environ, "SLURM_CONF": str(conf_dir / "slurm.conf")},
+    )  # fmt: skip
+    assert refused.returncode != 0 and "accounting storage is disabled" in refused.stderr + refused.stdout
+    assert await no_accounting.observe(["99999999"]) == {}
+    assert await no_accounting.runs("99999999") == []
+    assert await no_accounting.find("recovery:no-such-run:0") is None
+    assert {n.name for n in await no_accounting.nodes()} >= set(slurm_cluster.nodes)

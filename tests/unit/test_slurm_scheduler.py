@@ -166,6 +166,15 @@ async def test_unknown_jobs_come_from_accounting_in_one_call(fake: FakeSlurm, sl
     assert fake.commands() == ["squeue", "sacct"]
 
 
+async def test_a_cluster_without_accounting_has_no_history_and_no_error(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
+    """What 22.05's sacct prints (exit 1) with AccountingStorageType=accounting_storage/none."""
+    fake.answers["squeue"] = squeue_answer([])
+    fake.answers["sacct"] = fail("Slurm accounting storage is disabled")
+    assert await slurm.observe(["41"]) == {}
+    assert await slurm.runs("41") == []
+    assert await slurm.find("no-such-token") is None
+
+
 async def test_invalid_ids_never_reach_slurm(fake: FakeSlurm, slurm: SlurmScheduler) -> None:
     assert await slurm.observe(["1,2", "-h", "$(id)"]) == {}
     assert fake.calls == []
