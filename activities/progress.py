@@ -256,7 +256,8 @@ def _loop(text: str) -> ProgressRecord | None:
     if m is None or loss is None:
         return None
     ms, seconds, rate = (rx.search(text, m.end()) for rx in (_LOOP_MS, _LOOP_S, _LOOP_TOKENS))
-    step_time = _float(ms.group(1)) / 1000 if ms else (_float(seconds.group(1)) if seconds else None)
+    step_ms = _float(ms.group(1)) if ms else None
+    step_time = step_ms / 1000 if step_ms is not None else (_float(seconds.group(1)) if seconds else None)
     return ProgressRecord(
         step=int(m.group(1)),
         total=_int(m.group(2)) if m.group(2) else None,
