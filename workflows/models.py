@@ -490,7 +490,10 @@ class RunRecord(Model):
     advice: list[Advice] = Field(default_factory=list)
     actions: list[Action] = Field(default_factory=list)
     milestones: list[Milestone] = Field(default_factory=list)
-    excluded_nodes: list[str] = Field(default_factory=list)
+    excluded_nodes: list[str] = Field(default_factory=list)  # what recovery excluded, oldest first
+    # The job's own exclusions when the run began (`#SBATCH --exclude`): every restart keeps
+    # them, since setting ExcNodeList or `--exclude` would otherwise replace them.
+    own_excluded_nodes: list[str] = Field(default_factory=list)
     restarts_done: int = 0  # restarts that count against max_restarts (not time limits or preemption)
     spent: dict[str, int] = Field(default_factory=dict)  # restarts per budget key
     continued: int = 0

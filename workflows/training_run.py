@@ -131,6 +131,7 @@ class TrainingRun:
             )
         else:
             attempt = await self._submit(0, [])
+        self.rec.own_excluded_nodes = list(attempt.excluded_nodes)
         self.rec.attempts.append(attempt)
         self._set_state(RunState.RUNNING)
 
@@ -427,7 +428,7 @@ class TrainingRun:
             advice_generation=advice.generation,
             job_id=attempt.job_id,
             restart_count=attempt.restart_count,
-            excluded_nodes=advice.excluded_nodes,
+            excluded_nodes=self._exclusions(advice),
             attempt_index=attempt.index,
         )
         try:
@@ -449,7 +450,7 @@ class TrainingRun:
             index=attempt.index + 1,
             job_id=attempt.job_id,
             restart_count=attempt.restart_count + 1,
-            excluded_nodes=advice.excluded_nodes,
+            excluded_nodes=step.excluded_nodes,
             log_offset=self._log_end,
         )
         await self._start_successor(attempt, successor, advice)
@@ -487,7 +488,7 @@ class TrainingRun:
             self._abandon_restart(advice, f"cannot resubmit ({why}): the batch script was not captured")
             return
         try:
-            successor = await self._submit(attempt.index + 1, advice.excluded_nodes)
+            successor = await self._submit(attempt.index + 1, self._exclusions(advice))
         except ActivityError as e:
             self._abandon_restart(advice, e)
             return
@@ -504,6 +505,10 @@ class TrainingRun:
             self.rec.restarts_done += 1
         self.rec.attempts.append(successor)
         await self._verify(failed, successor, advice)
+
+    def _exclusions(self, advice: Advice) -> list[str]:
+        """What the successor must avoid: the job's own exclusions and the advice's."""
+        return list(dict.fromkeys([*self.rec.own_excluded_nodes, *advice.excluded_nodes]))
 
     def _abandon_restart(self, advice: Advice, error: ActivityError | str) -> None:
         why = _cause(error) if isinstance(error, ActivityError) else error
@@ -527,7 +532,7 @@ class TrainingRun:
                 run_id=self.spec.run_id,
                 job_id=successor.job_id,
                 successor_restart_count=successor.restart_count,
-                excluded_nodes=advice.excluded_nodes,
+                excluded_nodes=successor.excluded_nodes,
                 timeout_seconds=self.tuning.verify_timeout_seconds,
                 poll_seconds=self.tuning.poll_seconds,
                 failed_at=self._failed_at(),

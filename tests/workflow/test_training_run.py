@@ -20,7 +20,7 @@ from tests.workflow.conftest import make_spec
 from worker.config import WorkerConfig
 from worker.run_worker import build_worker
 from workflows import search_attributes as sa
-from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus
+from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus, SubmitRequest
 from workflows.policy import Backoff, Budgets, CrashLoop, Policy
 
 
@@ -278,3 +278,33 @@ async def test_crash_loop_gives_up_and_says_so(skipping_env: WorkflowEnvironment
     assert [a.operation for a in status.advice] == ["restart", "restart", "give_up"]
     assert status.advice[-1].reason == "crash_loop"
     assert "crash loop: 3 attempts in a row made no progress" in status.advice[-1].explanation
+
+
+async def adopted_with_own_exclusion(scheduler: ScriptedScheduler) -> RunSpec:
+    """A job the user submitted with `--exclude=node4`, adopted as a run."""
+    request = SubmitRequest(
+        script="#!/bin/bash\n", name="own", nodes=2, workdir="/tmp", token="t", excluded_nodes=["node4"]
+    )
+    job = await scheduler.submit(request)
+    return make_spec().model_copy(update={"adopt_job_id": job.job_id})
+
+
+async def test_a_restart_keeps_the_jobs_own_exclusions(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node2", "complete"])
+    spec = await adopted_with_own_exclusion(scheduler)
+    async with running(skipping_env, scheduler, spec) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert status.advice[0].excluded_nodes == ["node2"]  # recovery's own decision
+    assert scheduler.jobs["101"].excluded_nodes == ["node4", "node2"]  # what the job got
+    assert status.attempts[1].nodes == ["node1", "node3"]
+
+
+async def test_a_resubmission_keeps_the_jobs_own_exclusions(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["fail:node2"], requeueable=False, later=["complete"])
+    spec = await adopted_with_own_exclusion(scheduler)
+    async with running(skipping_env, scheduler, spec) as handle:
+        status = await handle.result()
+    assert status.run.state == "completed"
+    assert [a.job_id for a in status.attempts] == ["101", "102"]
+    assert scheduler.jobs["102"].excluded_nodes == ["node4", "node2"]
