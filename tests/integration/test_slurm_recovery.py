@@ -72,14 +72,15 @@ def check_converged_restart(status: RunStatus, bad: str) -> None:
 @pytest.mark.timeout(150)
 async def test_hardware_failure_on_second_node_restarts_excluding_it(rig: Rig) -> None:
     rig.start_worker(mode="act")
-    script = job_script(rig.workdir("xid"), first_run="xid", seconds=6)
+    # The user's own exclusion (a node they know is bad) must survive recovery's.
+    script = job_script(rig.workdir("xid"), first_run="xid", seconds=6, directives=("--exclude=node4",))
     spec, job = await rig.submit_run(script)
 
     again = await successor_running(rig, job, spec.run_id)
     bad = failing_node(script.parent)
-    # Slurm's own record: requeued once, with the exclusion, running on two other nodes
+    # Slurm's own record: requeued once, with both exclusions, running on the two other nodes
     assert again.restarts == 1, again.raw
-    assert again.excluded == [bad], again.raw
+    assert sorted(again.excluded) == sorted([bad, "node4"]), again.raw
     assert bad not in again.nodes and len(again.nodes) == 2, again.raw
 
     status = await rig.result(spec.run_id, timeout=90)
@@ -310,7 +311,8 @@ async def test_hostile_job_name_is_handled_and_nothing_is_executed(rig: Rig) -> 
 async def test_no_requeue_job_is_resubmitted_into_the_same_run(rig: Rig) -> None:
     rig.start_worker(mode="act", discovery=True)
     script = job_script(rig.workdir("noreq"), first_run="xid", seconds=4)
-    job = sbatch("--no-requeue", "--comment=recovery", f"--chdir={script.parent}", script=script)
+    # --exclude on sbatch's command line is not in the captured script: the run must keep it.
+    job = sbatch("--no-requeue", "--comment=recovery", "--exclude=node4", f"--chdir={script.parent}", script=script)
     rig.jobs.append(job)
     run_id = f"recovery-{job}"
 
@@ -326,12 +328,12 @@ async def test_no_requeue_job_is_resubmitted_into_the_same_run(rig: Rig) -> None
     check_converged_restart(status, bad)
     first_attempt, successor = status.attempts
     assert successor.job_id == second != first_attempt.job_id == job
-    assert successor.excluded_nodes == [bad] and bad not in successor.nodes, successor
+    assert sorted(successor.excluded_nodes) == sorted([bad, "node4"]) and bad not in successor.nodes, successor
     assert any(a.kind == "submit" and a.job_id == second for a in status.actions), status.actions
 
     original, new = job_facts(job), job_facts(second)
     assert (original.state, original.restarts) == ("FAILED", 0), original.raw
-    assert (new.state, new.excluded) == ("COMPLETED", [bad]), new.raw
+    assert (new.state, sorted(new.excluded)) == ("COMPLETED", sorted([bad, "node4"])), new.raw
     assert bad not in new.nodes, new.raw
     row = next(r for r in rig.listed() if r["id"] == run_id)
     assert row["attempts"] == 2 and row["job_id"] == second, row
