@@ -8,10 +8,10 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
+from activities.schedulers.sbatch_script import min_nodes
 from workflows.models import RunSpec, Tuning
 from workflows.policy_files import load_policy
 
-_NODES = re.compile(r"^#SBATCH\s+(?:--nodes[=\s]|-N\s*)(\d+)\b", re.MULTILINE)
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 TUNING = {
@@ -42,8 +42,7 @@ def read_script(path: str) -> tuple[Path, str]:
 
 
 def nodes_from_script(text: str) -> int | None:
-    found = _NODES.search(text)
-    return int(found.group(1)) if found else None
+    return min_nodes(text)
 
 
 def make_run_id(name: str) -> str:

@@ -32,6 +32,7 @@ import structlog
 from activities.schedulers import slurm_facts as facts
 from activities.schedulers import slurm_parse as sp
 from activities.schedulers.base import JobNotFound, SchedulerError
+from activities.schedulers.sbatch_script import min_nodes
 from activities.schedulers.slurm_commands import (
     AccountingDisabled,
     Completed,
@@ -379,12 +380,13 @@ class SlurmScheduler:
 
 def sbatch_options(request: SubmitRequest) -> list[str]:
     """sbatch's options for a run's job: output kept across requeues (`--open-mode=append`),
-    requeue allowed, the token in the comment, the worker's environment plus the request's."""
-    argv = [
-        "sbatch",
-        "--parsable",
-        f"--job-name={request.name}",
-        f"--nodes={request.nodes}",
+    requeue allowed, the token in the comment, the worker's environment plus the request's.
+    `--nodes` only when the script does not already ask for that many: its own `--nodes=2-4`
+    would otherwise be narrowed to exactly 2."""
+    argv = ["sbatch", "--parsable", f"--job-name={request.name}"]
+    if min_nodes(request.script) != request.nodes:
+        argv.append(f"--nodes={request.nodes}")
+    argv += [
         f"--chdir={request.workdir}",
         f"--comment={submission_comment(request.script, request.token)}",
         "--open-mode=append",

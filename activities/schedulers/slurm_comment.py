@@ -19,11 +19,11 @@ that already belongs to a run from one a user opted in with plain sbatch.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from activities.schedulers.sbatch_script import option
+
 PREFIX = "recovery"
-_SBATCH_COMMENT = re.compile(r"^#SBATCH\s+--comment(?:=|\s+)(.*)$")
 
 
 @dataclass(frozen=True)
@@ -71,26 +71,8 @@ def format_comment(token: str, policy: str | None = None, extra: dict[str, str] 
 
 
 def script_comment(script: str) -> str | None:
-    """The `#SBATCH --comment=...` a batch script carries, if any (the last one wins, as in sbatch).
-
-    Only the leading `#SBATCH` block counts, as sbatch reads it: it stops at the first line that is
-    neither a comment nor blank.
-    """
-    found: str | None = None
-    for line in script.splitlines()[1:] if script.startswith("#!") else script.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            break
-        match = _SBATCH_COMMENT.match(stripped)
-        if match:
-            found = _unquote(match.group(1).strip())
-    return found
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[1:-1]
-    return value
+    """The `#SBATCH --comment=...` a batch script carries, if any, as sbatch reads it."""
+    return option(script, "--comment")
 
 
 def submission_comment(script: str, token: str) -> str:

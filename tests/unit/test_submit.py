@@ -14,6 +14,8 @@ from worker.submit import SubmitError, build_spec, make_run_id, nodes_from_scrip
         ("#!/bin/bash\n#SBATCH --nodes 3\n", 3),
         ("#!/bin/bash\n#SBATCH -N 2\n", 2),
         ("#!/bin/bash\n#SBATCH -N2\n", 2),
+        ("#!/bin/bash\n#SBATCH --nodes=2-4\n", 2),
+        ("#!/bin/bash\necho hi\n#SBATCH --nodes=4\n", None),  # after a command: sbatch ignores it
         ("#!/bin/bash\n# SBATCH --nodes=9 is commented out\n", None),
         ("#!/bin/bash\necho hi\n", None),
     ],
