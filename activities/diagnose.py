@@ -15,7 +15,7 @@ from activities.addresses import needs_resolving, with_resolved
 from activities.attribution import Provider, RulesProvider
 from activities.errors import scheduler_errors
 from activities.health import health_evidence, implicates, probe_node
-from activities.rules import unusable
+from activities.rules import as_cluster_nodes, unusable
 from activities.schedulers.base import Scheduler
 from workflows.models import (
     AttributionInput,
@@ -69,7 +69,7 @@ class DiagnoseActivities:
             nodes=nodes,
             suspect_nodes=inp.suspect_nodes,
         )
-        diagnosis = await self.provider.attribute(facts)
+        diagnosis = as_cluster_nodes(await self.provider.attribute(facts), failed.nodes, nodes)
         diagnosis.evidence = diagnosis.evidence or inp.symptom.evidence
         if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))

@@ -76,6 +76,37 @@ def with_peer_nodes(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeI
     return diagnosis.model_copy(update={"implicated": [*diagnosis.implicated, *extra]})
 
 
+def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: list[NodeInfo]) -> Diagnosis:
+    """Implicated names as the scheduler's node names. A log names a host as the machine calls
+    itself (`gpu7.cluster`, a hostname unlike its NodeName), looked up in the failed run's
+    allocation first, then in the cluster. A name that is no node (a file server, a login node)
+    is dropped: excluding a name the scheduler does not know would make the restart itself fail."""
+    known = {n.name: n for n in nodes}
+    own = [known.get(name) or NodeInfo(name=name, state="") for name in allocation]
+    if not own and not nodes:
+        return diagnosis
+    kept: dict[str, ImplicatedNode] = {}
+    strangers: list[str] = []
+    for item in diagnosis.implicated:
+        name = _node_named(item.node, own, nodes)
+        if name is None:
+            strangers.append(item.node)
+        elif name not in kept:
+            renamed = "" if name == item.node else f" (logged as {item.node})"
+            kept[name] = item.model_copy(update={"node": name, "reason": item.reason + renamed})
+    if not strangers and all(i.node in kept for i in diagnosis.implicated):
+        return diagnosis
+    note = f"; not excluded, no node of this cluster: {', '.join(strangers)}" if strangers else ""
+    update = {"implicated": list(kept.values()), "explanation": diagnosis.explanation + note}
+    return diagnosis.model_copy(update=update)
+
+
+def _node_named(name: str, own: list[NodeInfo], cluster: list[NodeInfo]) -> str | None:
+    if name in {n.name for n in [*own, *cluster]}:
+        return name
+    return peer_node(name, own) or peer_node(name, cluster)
+
+
 def peer_node(peer: str, allocation: list[NodeInfo]) -> str | None:
     """The node a peer is, by address or by (short) host name; None when none or several are:
     on a cluster whose nodes share an address, a peer's address says nothing."""

@@ -62,7 +62,7 @@ SACCT_FIELDS = [
     "End",
 ]
 
-SINFO_FIELDS = ["NodeList", "StateComplete", "NodeAddr", "Reason"]
+SINFO_FIELDS = ["NodeList", "StateComplete", "NodeAddr", "NodeHost", "Reason"]
 
 
 def squeue_format(delims: sp.Delimiters, fields: list[str] = SQUEUE_FIELDS) -> str:
@@ -313,10 +313,9 @@ def node_infos(rows: list[dict[str, str]]) -> list[NodeInfo]:
         name = row["NodeList"].strip()
         if name and name not in seen:
             reason = sp.clean(row["Reason"]).strip()
-            address = row["NodeAddr"].strip()
-            seen[name] = NodeInfo(
-                name=name, state=node_state(row["StateComplete"]), reason=reason, addresses=[address] if address else []
-            )
+            # NodeAddr, then the host name the machine calls itself (NodeHostname): logs use either.
+            addresses = list(dict.fromkeys(a for a in (row["NodeAddr"].strip(), row["NodeHost"].strip()) if a))
+            seen[name] = NodeInfo(name=name, state=node_state(row["StateComplete"]), reason=reason, addresses=addresses)
     return list(seen.values())
 
 

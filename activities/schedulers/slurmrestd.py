@@ -308,7 +308,7 @@ def _node(node: Mapping[str, Any]) -> NodeInfo:
         name=str(node.get("name", "")),
         state=node_state("+".join([state, *flags])),
         reason=sp.clean(str(node.get("reason") or "")),
-        addresses=[str(node["address"])] if node.get("address") else [],
+        addresses=list(dict.fromkeys(str(node[k]) for k in ("address", "hostname") if node.get(k))),
     )
 
 

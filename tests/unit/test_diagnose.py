@@ -2,8 +2,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.rules import from_scheduler_facts, peer_node, unusable, with_node_facts, with_peer_nodes
-from workflows.models import Diagnosis, JobObservation, JobState, NodeInfo, TaskResult
+from activities.rules import (
+    as_cluster_nodes,
+    from_scheduler_facts,
+    peer_node,
+    unusable,
+    with_node_facts,
+    with_peer_nodes,
+)
+from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo, TaskResult
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -161,3 +168,37 @@ async def test_the_diagnose_activity_maps_a_peer_host_name_to_the_allocations_no
     )
     result = await DiagnoseActivities(ScriptedScheduler([])).diagnose(inp)
     assert result.diagnosis.implicated_nodes == ["node2"], result.diagnosis
+
+
+# --- implicated names as the cluster's node names -----------------------------------------------
+
+
+def implicating(*names: str) -> Diagnosis:
+    implicated = [ImplicatedNode(node=n, reason="named by the log") for n in names]
+    return Diagnosis(attempt_index=0, category="hardware", retryable=True, explanation="xid 79", provider="log",
+                     implicated=implicated)  # fmt: skip
+
+
+DGX = [
+    NodeInfo(name="n7", state="idle", addresses=["10.0.0.7", "dgx-07.cluster.example"]),
+    NodeInfo(name="n8", state="idle", addresses=["10.0.0.8", "dgx-08.cluster.example"]),
+    NodeInfo(name="gpu9", state="idle"),
+]
+
+
+def test_logged_host_names_become_node_names() -> None:
+    d = as_cluster_nodes(implicating("dgx-07", "gpu9.cluster.example", "n8"), ["n7", "n8"], DGX)
+    assert d.implicated_nodes == ["n7", "gpu9", "n8"]
+    assert d.implicated[0].reason == "named by the log (logged as dgx-07)"
+
+
+def test_a_host_that_is_no_node_is_not_excluded_and_the_explanation_says_so() -> None:
+    d = as_cluster_nodes(implicating("n7", "nfs-server", "dgx-07"), ["n7", "n8"], DGX)
+    assert d.implicated_nodes == ["n7"]
+    assert d.explanation == "xid 79; not excluded, no node of this cluster: nfs-server"
+
+
+def test_node_names_pass_unchanged() -> None:
+    d = implicating("n7")
+    assert as_cluster_nodes(d, ["n7"], DGX) is d
+    assert as_cluster_nodes(d, [], []) is d  # nothing known about the cluster: nothing to check

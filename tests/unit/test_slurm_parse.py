@@ -387,7 +387,7 @@ def test_sinfo_nodes_once_each_with_state_and_reason() -> None:
         ("node4", "idle+drain", "maintenance: bad dimm"),
     ]
     assert facts.failed_nodes(["node3", "node4"], nodes) == ["node4"]
-    assert all(n.addresses == ["127.0.0.1"] for n in nodes)  # NodeAddr, for peers named by address
+    assert all(n.addresses == ["127.0.0.1", "ci-host"] for n in nodes)  # NodeAddr, NodeHostname
 
 
 @pytest.mark.parametrize(
