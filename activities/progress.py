@@ -68,7 +68,8 @@ GATES: dict[str, str] = {
     "torchtitan": r"step:\s*\d+\s+(?:\x1b\[[0-9;]*m)?loss:",
     "tqdm": r"\d+/\d+ \[[0-9:]+<[0-9:?]+",
     "kv": r"(?i)(?:global_step|step|iteration|iter)\s*[=:]\s*\d",
-    "loop": r"(?i)(?:^|[^\w])(?:step|iter|iteration)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
+    # `iteration` is left to Megatron's gate: a second gate on its lines doubled their cost.
+    "loop": r"(?i)(?:^|[^\w])(?:step|iter)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
 }
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -243,7 +244,7 @@ def _kv(text: str) -> ProgressRecord | None:
 # A training loop's own print: `iter 100: loss 4.12, time 123.45ms` (nanoGPT), `step 1/74 |
 # train loss 10.98 | ... (1234.56 ms | 12345 tok/s)` (llm.c). A loss on the line is required:
 # "step 2 of the setup" is no progress.
-_LOOP_STEP = re.compile(r"(?i)(?:^|[^\w])(?:step|iter|iteration)\s+(\d+)(?:\s*/\s*(\d+))?")
+_LOOP_STEP = re.compile(r"(?i)(?:^|[^\w])(?:step|iter)\s+(\d+)(?:\s*/\s*(\d+))?")
 _LOOP_LOSS = re.compile(r"(?i)loss\s*[:=]?\s*(" + _NUM + ")")
 _LOOP_MS = re.compile(r"(" + _NUM + r")\s*ms\b")
 _LOOP_S = re.compile(r"(" + _NUM + r")\s*s/(?:step|it)\b")
