@@ -8,12 +8,32 @@ addresses the scheduler gave, and attribution simply cannot map an IP to it.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import socket
 
-from activities.rules import canonical_address, is_ip
 from workflows.models import NodeInfo
 
 RESOLVE_TIMEOUT = 2.0
+
+
+def canonical_address(text: str) -> str:
+    """`10.0.0.5`, `[10.0.0.5]`, `::ffff:10.0.0.5` and `Node7.Cluster` compared alike."""
+    text = text.strip().strip("[]").lower()
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return text
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return str(address.ipv4_mapped)
+    return str(address)
+
+
+def is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
 
 
 def needs_resolving(peers: list[str], nodes: list[NodeInfo]) -> bool:

@@ -13,8 +13,7 @@
 
 from __future__ import annotations
 
-import ipaddress
-
+from activities.addresses import canonical_address, is_ip
 from activities.signatures.prefixes import node_name
 from activities.watch import describe_exit, failed_tasks
 from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
@@ -119,26 +118,6 @@ def peer_node(peer: str, allocation: list[NodeInfo]) -> str | None:
         or (by_name is not None and by_name in {n.name.lower(), *(node_name(a.lower()) for a in n.addresses)})
     }
     return found.pop() if len(found) == 1 else None
-
-
-def canonical_address(text: str) -> str:
-    """`10.0.0.5`, `[10.0.0.5]`, `::ffff:10.0.0.5` and `Node7.Cluster` compared alike."""
-    text = text.strip().strip("[]").lower()
-    try:
-        address = ipaddress.ip_address(text)
-    except ValueError:
-        return text
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        return str(address.ipv4_mapped)
-    return str(address)
-
-
-def is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
 
 
 def from_scheduler_facts(obs: JobObservation, attempt_index: int) -> Diagnosis:
