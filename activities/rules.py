@@ -1,6 +1,7 @@
 """The built-in attribution rules, each a small function over scheduler facts and the log's account.
 
-- The log's root cause says what went wrong; the scheduler's word wins when it saw a node fail.
+- The log's root cause says what went wrong; the scheduler's word wins when it saw a node fail
+  or ended the job itself (cancel, time limit, preemption).
 - NODE_FAIL, or a node the scheduler reports down, drained or not responding, implicates it.
 - Otherwise the node whose task failed first is implicated (the others were killed after it).
 - A peer the log names (an NCCL socket or InfiniBand error, a Gloo connection closed) implicates
@@ -29,11 +30,17 @@ def still_running(kind: str, what: str, attempt_index: int) -> Diagnosis:
 
 
 def combine(log: Diagnosis, facts: Diagnosis) -> Diagnosis:
-    """The log says what went wrong; the scheduler's word wins when it saw a node fail."""
+    """The log says what went wrong; the scheduler's word wins when it saw a node fail, or ended
+    the job itself (a cancel, a time limit, a preemption). The ranks' dying words after such an
+    ending (NCCL errors, connections reset) neither make a cancelled job run again nor name
+    nodes to avoid."""
+    explanation = f"{facts.explanation}; the log shows: {log.explanation}"
+    provider = f"{log.provider}+{facts.provider}"
+    if facts.category == "scheduler":
+        return facts.model_copy(update={"provider": provider, "explanation": explanation})
     lead = facts if facts.category == "hardware" else log
     implicated = list(log.implicated) + [i for i in facts.implicated if i.node not in log.implicated_nodes]
-    explanation = log.explanation if lead is log else f"{facts.explanation}; the log shows: {log.explanation}"
-    provider = f"{log.provider}+{facts.provider}"
+    explanation = log.explanation if lead is log else explanation
     update = {"implicated": implicated, "provider": provider, "explanation": explanation, "peers": log.peers}
     return lead.model_copy(update=update)
 

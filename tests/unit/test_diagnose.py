@@ -202,3 +202,17 @@ def test_node_names_pass_unchanged() -> None:
     d = implicating("n7")
     assert as_cluster_nodes(d, ["n7"], DGX) is d
     assert as_cluster_nodes(d, [], []) is d  # nothing known about the cluster: nothing to check
+
+
+def test_a_cancelled_job_stays_cancelled_whatever_its_ranks_said_while_dying() -> None:
+    from activities.rules import combine
+
+    dying = Diagnosis(attempt_index=0, category="network", retryable=True, provider="log", peers=["10.0.0.2"],
+                      implicated=[ImplicatedNode(node="n2", reason="its rank wrote the error")],
+                      explanation="an NCCL socket connection to a peer was closed")  # fmt: skip
+    d = combine(dying, from_scheduler_facts(obs(JobState.CANCELLED), 0))
+    assert (d.category, d.retryable) == ("scheduler", False)
+    assert d.implicated == [] and d.peers == []  # nothing to avoid on a resume
+    assert "the log shows: an NCCL socket" in d.explanation
+    timed_out = combine(dying, from_scheduler_facts(obs(JobState.TIMEOUT), 0))
+    assert (timed_out.category, timed_out.retryable) == ("scheduler", True)  # resumed, for free
