@@ -21,9 +21,9 @@ from temporalio.workflow import ActivityCancellationType
 with workflow.unsafe.imports_passed_through():
     from activities.actions import ActionActivities, attempt_from
     from activities.diagnose import DiagnoseActivities
-    from activities.node_history import NodeHistoryActivities
     from activities.notify import NotifyActivities
     from activities.watch import WatchActivities
+    from workflows import run_node_history
     from workflows import search_attributes as sa
     from workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
     from workflows.models import (
@@ -37,14 +37,9 @@ with workflow.unsafe.imports_passed_through():
         CancelInput,
         CancelRequest,
         DiagnoseInput,
-        Diagnosis,
-        DrainInput,
-        DrainResult,
         JobActionInput,
         JobObservation,
         Milestone,
-        NodeFailure,
-        NodeFailureReport,
         NotifyInput,
         RecordAdviceInput,
         RunInput,
@@ -53,23 +48,16 @@ with workflow.unsafe.imports_passed_through():
         RunStatus,
         SubmitInput,
         SubmitRequest,
-        SuspectQuery,
         SuspectRule,
         VerifyInput,
         WatchInput,
         WatchResult,
     )
+    from workflows.retries import BOUNDED, FOREVER
     from workflows.status import build_status, public_state
 
-FOREVER = RetryPolicy(initial_interval=timedelta(seconds=1), maximum_interval=timedelta(seconds=30))
-ONCE = RetryPolicy(maximum_attempts=1)
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
-BOUNDED = RetryPolicy(
-    initial_interval=timedelta(seconds=1),
-    maximum_interval=timedelta(seconds=30),
-    maximum_attempts=10,
-)
 
 
 @workflow.defn(name="TrainingRun")
@@ -251,7 +239,9 @@ class TrainingRun:
         self.rec.diagnoses.append(found.diagnosis)
         if found.failed_run is not None:
             self._close_requeued(attempt, found.failed_run)
-        await self._remember_failure(attempt, found.diagnosis)
+        await run_node_history.report_failure(
+            self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick()
+        )
         context = DecisionInput(
             generation=len(self.rec.advice) + 1,
             attempt_index=attempt.index,
@@ -321,19 +311,8 @@ class TrainingRun:
         self.rec.symptoms[-1] = symptom.model_copy(update={"failed_at": failed.ended_at})
 
     async def _suspects(self) -> list[str]:
-        """Nodes that failed other runs too (the cluster's node history); none if it cannot say."""
-        query = SuspectQuery(rule=SuspectRule.of(self.spec.policy.suspect_nodes), now=workflow.now())
-        try:
-            found: list[str] = await workflow.execute_activity_method(
-                NodeHistoryActivities.suspect_nodes,
-                query,
-                start_to_close_timeout=self._quick(),
-                retry_policy=ONCE,  # advisory: a slow history must not delay the advice
-            )
-        except ActivityError as e:
-            workflow.logger.warning("deciding without suspect nodes: node history unavailable (%s)", e.cause or e)
-            return []
-        return found
+        rule = SuspectRule.of(self.spec.policy.suspect_nodes)
+        return await run_node_history.suspects(rule, workflow.now(), self._quick())
 
     async def _drain_suspects(self, attempt: Attempt, advice: Advice, implicated: list[str]) -> None:
         """Policy `suspect_nodes.drain`: take out of rotation, for everyone, the nodes this failure
@@ -344,47 +323,14 @@ class TrainingRun:
         suspects = [n for n in await self._suspects() if n in implicated]
         if not suspects:
             return
-        inp = DrainInput(
-            run_id=self.spec.run_id,
-            nodes=suspects,
-            rule=SuspectRule.of(self.spec.policy.suspect_nodes),
-            now=workflow.now(),
-        )
-        try:
-            done = await workflow.execute_activity_method(
-                NodeHistoryActivities.drain_nodes, inp, start_to_close_timeout=self._quick(), retry_policy=BOUNDED
-            )
-        except ActivityError as e:
-            done = DrainResult(refused=f"failed: {e.cause or e}")
+        rule = SuspectRule.of(self.spec.policy.suspect_nodes)
+        done = await run_node_history.drain(self.spec.run_id, suspects, rule, workflow.now(), self._quick())
         # Straight into the record: a drain is not the restart, so it is no `first_action`.
         for node, reason in done.drained.items():
             self.rec.actions.append(_action(advice, "drain_node", attempt.job_id, True, f"drained {node}: {reason}"))
         if done.refused:
             detail = f"not drained ({', '.join(suspects)}): {done.refused}"
             self.rec.actions.append(_action(advice, "drain_node", attempt.job_id, False, detail))
-
-    async def _remember_failure(self, attempt: Attempt, diagnosis: Diagnosis) -> None:
-        """Tell the cluster's node history which nodes this failure implicated."""
-        failures = [
-            NodeFailure(
-                node=i.node,
-                run_id=self.spec.run_id,
-                attempt_index=attempt.index,
-                category=diagnosis.category,
-                at=workflow.now(),
-                reason=i.reason,
-            )
-            for i in diagnosis.implicated
-        ]
-        if not failures:
-            return
-        with contextlib.suppress(ActivityError):  # history is advisory: never block a recovery on it
-            await workflow.execute_activity_method(
-                NodeHistoryActivities.report_failure,
-                NodeFailureReport(failures=failures),
-                start_to_close_timeout=self._quick(),
-                retry_policy=BOUNDED,
-            )
 
     async def _observe_only(self, attempt: Attempt, advice: Advice) -> None:
         """Observe mode: nothing is carried out; follow the job if someone else runs it again."""
