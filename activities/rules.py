@@ -69,7 +69,10 @@ def with_node_facts(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeI
 
 def with_peer_nodes(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeInfo]) -> Diagnosis:
     """Each peer the log names that is exactly one node of the allocation implicates that node."""
-    allocation = [n for n in nodes if n.name in obs.nodes]
+    if not diagnosis.peers:
+        return diagnosis
+    own = set(obs.nodes)
+    allocation = [n for n in nodes if n.name in own]
     known = set(diagnosis.implicated_nodes)
     extra: list[ImplicatedNode] = []
     for peer in diagnosis.peers:
@@ -89,12 +92,13 @@ def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: list[No
     is dropped: excluding a name the scheduler does not know would make the restart itself fail."""
     known = {n.name: n for n in nodes}
     own = [known.get(name) or NodeInfo(name=name, state="") for name in allocation]
-    if not own and not nodes:
+    if not diagnosis.implicated or (not own and not nodes):
         return diagnosis
+    names = known.keys() | set(allocation)
     kept: dict[str, ImplicatedNode] = {}
     strangers: list[str] = []
     for item in diagnosis.implicated:
-        name = _node_named(item.node, own, nodes)
+        name = item.node if item.node in names else peer_node(item.node, own) or peer_node(item.node, nodes)
         if name is None:
             strangers.append(item.node)
         elif name not in kept:
@@ -105,12 +109,6 @@ def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: list[No
     note = f"; not excluded, no node of this cluster: {', '.join(strangers)}" if strangers else ""
     update = {"implicated": list(kept.values()), "explanation": diagnosis.explanation + note}
     return diagnosis.model_copy(update=update)
-
-
-def _node_named(name: str, own: list[NodeInfo], cluster: list[NodeInfo]) -> str | None:
-    if name in {n.name for n in [*own, *cluster]}:
-        return name
-    return peer_node(name, own) or peer_node(name, cluster)
 
 
 def peer_node(peer: str, allocation: list[NodeInfo]) -> str | None:
