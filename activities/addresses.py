@@ -11,6 +11,7 @@ import asyncio
 import ipaddress
 import socket
 
+from activities.signatures.prefixes import is_ip
 from workflows.models import NodeInfo
 
 RESOLVE_TIMEOUT = 2.0
@@ -28,14 +29,6 @@ def canonical_address(text: str) -> str:
     return str(address)
 
 
-def is_ip(text: str) -> bool:
-    try:
-        ipaddress.ip_address(text)
-    except ValueError:
-        return False
-    return True
-
-
 def needs_resolving(peers: list[str], nodes: list[NodeInfo]) -> bool:
     """Some peer is an IP that no node's known addresses already name."""
     known = {canonical_address(a) for n in nodes for a in n.addresses}
@@ -46,7 +39,8 @@ async def with_resolved(
     nodes: list[NodeInfo], allocation: list[str], timeout: float = RESOLVE_TIMEOUT
 ) -> list[NodeInfo]:
     """`nodes`, the allocation's with the IPs their names (and non-IP addresses) resolve to."""
-    wanted = [n for n in nodes if n.name in allocation]
+    own = set(allocation)
+    wanted = [n for n in nodes if n.name in own]
     found = await asyncio.gather(*(resolve(n, timeout) for n in wanted))
     extra = {n.name: ips for n, ips in zip(wanted, found, strict=True)}
     return [_with(n, extra.get(n.name, [])) for n in nodes]

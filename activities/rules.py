@@ -14,8 +14,8 @@
 
 from __future__ import annotations
 
-from activities.addresses import canonical_address, is_ip
-from activities.signatures.prefixes import node_name
+from activities.addresses import canonical_address
+from activities.signatures.prefixes import is_ip, node_name
 from activities.watch import describe_exit, failed_tasks
 from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
 
@@ -34,13 +34,13 @@ def combine(log: Diagnosis, facts: Diagnosis) -> Diagnosis:
     the job itself (a cancel, a time limit, a preemption). The ranks' dying words after such an
     ending (NCCL errors, connections reset) neither make a cancelled job run again nor name
     nodes to avoid."""
-    explanation = f"{facts.explanation}; the log shows: {log.explanation}"
     provider = f"{log.provider}+{facts.provider}"
+    both = f"{facts.explanation}; the log shows: {log.explanation}"
     if facts.category == "scheduler":
-        return facts.model_copy(update={"provider": provider, "explanation": explanation})
+        return facts.model_copy(update={"provider": provider, "explanation": both})
     lead = facts if facts.category == "hardware" else log
     implicated = list(log.implicated) + [i for i in facts.implicated if i.node not in log.implicated_nodes]
-    explanation = log.explanation if lead is log else explanation
+    explanation = log.explanation if lead is log else both
     update = {"implicated": implicated, "provider": provider, "explanation": explanation, "peers": log.peers}
     return lead.model_copy(update=update)
 

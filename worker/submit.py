@@ -41,10 +41,6 @@ def read_script(path: str) -> tuple[Path, str]:
     return script.absolute(), text
 
 
-def nodes_from_script(text: str) -> int | None:
-    return min_nodes(text)
-
-
 def make_run_id(name: str) -> str:
     stem = _SAFE.sub("-", name).strip("-.")[:40] or "run"
     return f"{stem}-{secrets.token_hex(3)}"
@@ -61,7 +57,7 @@ def build_spec(
 ) -> RunSpec:
     path, text = read_script(script_path)
     loaded = load_policy(policy)
-    count = nodes or nodes_from_script(text) or 1
+    count = nodes or min_nodes(text) or 1
     if count < 1:
         raise SubmitError(f"--nodes must be at least 1, got {count}")
     run_name = name or path.stem

@@ -138,8 +138,8 @@ class NodeInfo(Model):
     name: str
     state: str
     reason: str = ""
-    # Where the node answers on the network (Slurm's NodeAddr, then what that resolves to):
-    # a log names a failed peer by address, attribution needs the node behind it.
+    # Where the node answers on the network (Slurm's NodeAddr and NodeHostname, then what its
+    # names resolve to): a log names a host or a failed peer so, attribution needs the node.
     addresses: list[str] = Field(default_factory=list)
 
 

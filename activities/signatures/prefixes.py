@@ -84,8 +84,12 @@ def _host(head: str) -> str | None:
 
 def node_name(host: str) -> str:
     """The short name schedulers use for a node (`node7` for `node7.cluster.local`); IPs stay."""
+    return host if is_ip(host) else host.split(".", 1)[0]
+
+
+def is_ip(text: str) -> bool:
     try:
-        ipaddress.ip_address(host)
+        ipaddress.ip_address(text)
     except ValueError:
-        return host.split(".", 1)[0]
-    return host
+        return False
+    return True

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from worker.submit import SubmitError, build_spec, make_run_id, nodes_from_script
+from activities.schedulers.sbatch_script import min_nodes
+from worker.submit import SubmitError, build_spec, make_run_id
 
 
 @pytest.mark.parametrize(
@@ -21,7 +22,7 @@ from worker.submit import SubmitError, build_spec, make_run_id, nodes_from_scrip
     ],
 )
 def test_nodes_from_script(text: str, nodes: int | None) -> None:
-    assert nodes_from_script(text) == nodes
+    assert min_nodes(text) == nodes
 
 
 def test_run_id_is_safe_and_unique() -> None:
