@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from activities.signatures import dialect
+from activities.signatures.tables import TableError, builtin_tables, lookup, signature_entries
 
 SignatureSymptom = Literal["crash", "hang"]
 SignatureCategory = Literal[
@@ -58,6 +59,10 @@ class Signature(BaseModel):
     cascade: bool = False
     # Breaks ties between signatures matching the same line: the more specific one says more.
     priority: int = 0
+    # Whether the nodes it implicates should be kept out of the restart: a fault of the node (a
+    # GPU to reset, a link to replace) says yes; a fault the program caused on a healthy GPU
+    # (Xid 13, 31, 43) says no, though the log still names where it happened.
+    exclude: bool = True
     examples: tuple[str, ...] = Field(min_length=1)
     counterexamples: tuple[str, ...] = ()
 
@@ -87,6 +92,7 @@ class Signature(BaseModel):
             "category": self.category,
             "retryable": self.retryable,
             "cascade": self.cascade,
+            "exclude": self.exclude,
             "description": self.description,
         }
 
@@ -132,8 +138,41 @@ class Catalog:
 
 @cache
 def builtin_catalog() -> Catalog:
+    """`catalog.yaml` and the signatures of the knowledge tables (`tables.py`), all checked."""
     text = resources.files("activities.signatures").joinpath("catalog.yaml").read_text(encoding="utf-8")
-    return parse_catalog(text, BUILTIN_SOURCE, base=None)
+    return with_tables(parse_catalog(text, BUILTIN_SOURCE, base=None))
+
+
+def with_tables(catalog: Catalog) -> Catalog:
+    """The catalog and every table's signatures; an id defined twice is an error. Lookup tables
+    are checked here too, so a broken table never waits for the first log that needs it."""
+    signatures = list(catalog)
+    defined = dict.fromkeys((s.id for s in signatures), BUILTIN_SOURCE)
+    try:
+        for name, table in builtin_tables():
+            where = f"tables/{name}"
+            if table.kind == "lookup":
+                lookup(table.family)
+                continue
+            for data in signature_entries(table, where):
+                sid = data["id"]
+                if sid in defined:
+                    raise CatalogError(f"{where}: signature {sid!r} is defined in {defined[sid]} too")
+                defined[sid] = where
+                signatures.append(_table_signature(data, where))
+    except TableError as e:
+        raise CatalogError(str(e)) from None
+    return Catalog(signatures)
+
+
+def _table_signature(data: Mapping[str, Any], where: str) -> Signature:
+    try:
+        return Signature.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        key = str(first["loc"][0]) if first["loc"] else ""
+        msg = str(first["msg"]).removeprefix("Value error, ")
+        raise CatalogError(f"{where}: signature {data['id']!r}: {f'key {key!r}: ' if key else ''}{msg}") from None
 
 
 def load_catalog(*overrides: str | Path) -> Catalog:
