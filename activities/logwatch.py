@@ -61,6 +61,7 @@ class AttemptLog:
             self.hang.progress(ProgressRecord(), now)
         sustain = policy.straggler.sustain.total_seconds()
         self.straggler = StragglerDetector(StragglerConfig(min_drop=policy.straggler.min_drop, sustain=sustain))
+        self._rate_step: int | None = None  # the step of the detector's previous sample
         self.first: ProgressRecord | None = None
         self.last_step: int | None = None
         self.first_at: datetime | None = None
@@ -95,8 +96,19 @@ class AttemptLog:
         self._pace(record, now)
         # Synchronous training runs at the pace of its slowest rank: one rank's rate tells it.
         if record.rate is not None and record.rank in (None, 0):
-            verdict = self.straggler.add(now, record.rate, ref=record.line, checkpoint=record.checkpoint is not None)
+            saving = record.checkpoint is not None
+            steps = self._rate_steps(record.step)
+            verdict = self.straggler.add(now, record.rate, ref=record.line, checkpoint=saving, steps=steps)
             self.slow = verdict or self.slow
+
+    def _rate_steps(self, step: int | None) -> int:
+        """The steps a rate sample covers (a line every N steps covers N): a backlog read at once
+        has one read time, and the detector then judges persistence by steps."""
+        last = self._rate_step
+        if step is None:
+            return 1
+        self._rate_step = step
+        return step - last if last is not None and step > last else 1
 
     def _pace(self, record: ProgressRecord, now: float) -> None:
         if record.step_time is not None and record.step_time > 0 and record.rank in (None, 0):
@@ -150,7 +162,11 @@ def to_diagnosis(found: LogDiagnosis, attempt_index: int, source: str) -> Diagno
         attempt_index=attempt_index,
         category=found.category,
         retryable=True if found.retryable is None else found.retryable,
-        implicated=[ImplicatedNode(node=n, reason=f"named by {where}") for n in found.implicated.nodes],
+        # A failure that is not the node's fault (the program's bug, a GPU fault the program
+        # caused) names where it happened but gives no reason to avoid those nodes.
+        implicated=[ImplicatedNode(node=n, reason=f"named by {where}") for n in found.implicated.nodes]
+        if found.exclude
+        else [],
         explanation=found.explanation or where,
         provider="log",
         evidence=[Evidence(source=source, line=e.line, text=e.text, signature=e.signature) for e in found.evidence],

@@ -44,7 +44,9 @@ from activities.signatures.result import (
     LogDiagnosis,
     evidence_line,
 )
-from activities.signatures.scanner import LineMatch, LogScanner, PatternSet
+from activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
+from activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
+from activities.signatures.structure import Tracebacks, Uncaught
 from activities.straggler import StragglerConfig
 
 __all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
@@ -59,8 +61,12 @@ ELASTIC_PATTERNS = [
     ("elastic:signal", r"\btraceback\s+: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
+EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
+# A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
+# a log that ends in one died of it; one in the middle was logged and lived on.
+BARE_EXCEPTION_TAIL = 100
 
 
 @dataclass
@@ -71,6 +77,10 @@ class _Candidate:
     max_step: int  # the highest step reported before this line
     later: set[int] = field(default_factory=set)  # distinct higher steps reported after it
     later_stepless: int = 0
+    # An uncaught exception no signature recognised: it speaks only when no signature's root
+    # cause does (`bare`: no traceback led to it, so it must also end the log).
+    fallback: bool = False
+    bare: bool = False
 
 
 @dataclass
@@ -82,7 +92,7 @@ class _ElasticBlock:
 
 @cache
 def _default_patterns() -> PatternSet:
-    return PatternSet.from_catalog(builtin_catalog(), ELASTIC_PATTERNS + ProgressParser().gates)
+    return PatternSet.from_catalog(builtin_catalog(), EXTRA_PATTERNS + ProgressParser().gates)
 
 
 class LogDiagnoser:
@@ -103,8 +113,9 @@ class LogDiagnoser:
         if catalog is None and progress is None and engine is None:
             patterns = _default_patterns()
         else:
-            patterns = PatternSet.from_catalog(self.catalog, ELASTIC_PATTERNS + self.progress.gates, engine)
+            patterns = PatternSet.from_catalog(self.catalog, EXTRA_PATTERNS + self.progress.gates, engine)
         self.scanner = LogScanner(patterns)
+        self.scanner.sampler = Sampler()
         self.layout = dict(layout or {})
         self.survive_steps = max(1, survive_steps)
         self.max_step = -1
@@ -112,12 +123,16 @@ class LogDiagnoser:
         self.last_progress: ProgressRecord | None = None
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
+        self._tracebacks = Tracebacks()
         self._pace = LogPace(straggler or StragglerConfig())
 
     # --- feeding -------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[ProgressRecord]:
-        """Scan more of the log; returns the progress records found in it."""
+        """Scan more of the log; returns the progress records found in it (a sample of them in
+        a long log, see `Sampler`; every one while a failure waits to be survived)."""
+        assert self.scanner.sampler is not None
+        self.scanner.sampler.hold = bool(self._pending)
         return self._consume(self.scanner.feed(data))
 
     def finish(self) -> list[ProgressRecord]:
@@ -139,9 +154,14 @@ class LogDiagnoser:
 
     def _line(self, matches: list[LineMatch]) -> ProgressRecord | None:
         signatures = [m for m in matches if m.pattern in self.catalog]
+        structure = [m for m in matches if m.pattern.startswith("struct:")]
+        if structure:
+            self._structure(structure[0], recognised=bool(signatures))
         if signatures:
             best = max(signatures, key=lambda m: self.catalog[m.pattern].priority)
             self._add_candidate(best)
+            return None
+        if structure:
             return None
         elastic = [m for m in matches if m.pattern.startswith("elastic:")]
         if elastic:
@@ -153,12 +173,18 @@ class LogDiagnoser:
         record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
 
-    def _add_candidate(self, match: LineMatch) -> None:
-        signature = self.catalog[match.pattern]
+    def _add_candidate(self, match: LineMatch, signature: Signature | None = None, **kind: bool) -> None:
+        signature = signature or self.catalog[match.pattern]
         same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
         if same_kind >= MAX_PENDING:
             return
-        self._pending.append(_Candidate(match, signature, line_context(match.text), self.max_step))
+        self._pending.append(_Candidate(match, signature, line_context(match.text), self.max_step, **kind))
+
+    def _structure(self, match: LineMatch, *, recognised: bool) -> None:
+        """Tracebacks: an exception line that no signature recognised is a fallback candidate."""
+        uncaught = self._tracebacks.line(match, line_context(match.text))
+        if uncaught is not None and not recognised:
+            self._add_candidate(match, uncaught_signature(uncaught), fallback=True, bare=not uncaught.traceback)
 
     def _elastic(self, matches: list[LineMatch]) -> None:
         for m in matches:
@@ -195,8 +221,7 @@ class LogDiagnoser:
     def diagnosis(self, straggling: str | None = None) -> LogDiagnosis:
         """`straggling`: a slowdown the caller already judged (described), to be explained with
         this log's per-rank times even if the log's own pace has not reached a verdict yet."""
-        roots = [c for c in self._pending if not c.signature.cascade]
-        pool = roots or self._pending
+        pool = self._tiers()
         if pool:
             winner = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
             return self._explain(winner)
@@ -206,6 +231,17 @@ class LogDiagnoser:
         if slowdown is not None:
             return slowdown.diagnosis(self.layout)
         return HEALTHY.model_copy(deep=True)
+
+    def _tiers(self) -> list[_Candidate]:
+        """The candidates that may speak, by tier: signatures' root causes; else uncaught
+        exceptions no signature knew (a bare one only at the log's end); else cascades."""
+        tail = self.scanner.lines - BARE_EXCEPTION_TAIL
+        # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
+        # its peers still tell a network error who went away.
+        live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
+        roots = [c for c in live if not c.signature.cascade and not c.fallback]
+        fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
+        return roots or fallbacks or live
 
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
@@ -218,16 +254,27 @@ class LogDiagnoser:
             found.add_root_cause(block.fields)
         if sig.category == "network" and not found.peers:
             found.add_peers(c.match.groups for c in self._pending if c is not winner)
+        if not found.ranks and not found.nodes:
+            # The first line of a failure often names nobody (`Detected 1 oom_kill event`); a
+            # later root-cause line of the same kind does (`srun: error: n1: task 4: Out Of Memory`).
+            for other in self._pending:
+                if other is not winner and not other.signature.cascade and other.signature.category == sig.category:
+                    found.add_groups(other.match.groups)
+                    found.add_context(other.context)
         found.map_ranks(self.layout)
         # The winning line first, then its context in log order.
         context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)
+        explanation = _sentence(sig, found, len(self._pending) - 1)
+        if winner.fallback:
+            explanation += f"; no signature recognises the cause: line {winner.match.line} made it a failure"
         return LogDiagnosis(
             symptom=sig.symptom,
             category=sig.category,
             retryable=sig.retryable,
             implicated=found.implicated(),
+            exclude=sig.exclude and sig.category not in NO_NODE_FAULT,
             evidence=[evidence_line(m) for m in [winner.match, *context]],
-            explanation=_sentence(sig, found, len(self._pending) - 1),
+            explanation=explanation,
         )
 
     def _followers(self, winner: _Candidate) -> list[LineMatch]:
@@ -256,3 +303,28 @@ def _sentence(sig: Signature, found: Implicating, others: int) -> str:
     if others > 0:
         text += f"; {others} other error line{'s' if others > 1 else ''} in the log"
     return text
+
+
+# Categories that say the node is not at fault: restarting elsewhere would not help, so the nodes
+# the log names are the failure's place, not nodes to avoid.
+NO_NODE_FAULT = frozenset({"application", "out_of_memory", "scheduler"})
+
+
+def uncaught_signature(uncaught: Uncaught) -> Signature:
+    """A signature standing for an exception class, from the exceptions table (else `unknown`).
+    Built without validation: it has no pattern of its own, the structure found its line."""
+    fact = uncaught.fact
+    what = f"the program ended in an uncaught {uncaught.name}"
+    return Signature.model_construct(
+        id="uncaught-exception",
+        description=f"{what} ({fact.description})" if fact else f"{what}, a class no table knows",
+        pattern="",
+        symptom="crash",
+        category=fact.category if fact else "unknown",
+        retryable=fact.retryable if fact else True,
+        cascade=fact.cascade if fact else False,
+        priority=-2,
+        exclude=True,
+        examples=(),
+        counterexamples=(),
+    )

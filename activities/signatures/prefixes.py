@@ -16,12 +16,16 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 _HEAD = 300
 _SRUN = re.compile(r"\s*(\d{1,6}): ")
-_PDSH = re.compile(r"([A-Za-z][\w.-]{0,62}): ")
+_PDSH = re.compile(r"([A-Za-z][\w.-]{0,62}|\d{1,3}(?:\.\d{1,3}){3}): ")
 _RANK = re.compile(r"\[rank(\d{1,6})\]:")
+# PyTorch names the rank inside its own messages: `[Rank 1] NCCL watchdog thread terminated with
+# exception: ...`, `[PG ID 1 PG GUID 1 Rank 19] Process group watchdog ...`. For a root cause
+# that is the rank that hit the error (for a timeout it is a victim, but cascades do not use it).
+_MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]{0,40}?)?Rank (\d{1,6})\]")
 _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
 _NCCL = re.compile(r"(?:^|[\s\]:])([A-Za-z][\w.-]{0,62}):\d{1,9}:\d{1,9} \[\d{1,3}\]")
 _SYSLOG = re.compile(
@@ -31,15 +35,25 @@ _SYSLOG = re.compile(
 _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
 
 
+# The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
+# and `[E1023 10:11:12.345678 4242 ProcessGroupNCCL.cpp:616]`, absl's `W1129 13:47:03.171 12 x.cc:67]`.
+_SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? ?[\w./-]+\.(?:cpp|cc|hpp|h|c):\d+\]")
+
+
 @dataclass(frozen=True, slots=True)
 class LineContext:
     rank: int | None = None
     host: str | None = None
     local_rank: int | None = None
+    severity: str | None = field(default=None, compare=False)  # I, W, E or F from a glog-style prefix
+
+    @property
+    def warning(self) -> bool:
+        return self.severity in ("I", "W")
 
 
 def _named(host: str) -> bool:
-    """Node names carry a digit (node7, gpu-a12); words like `RuntimeError` do not."""
+    """Node names carry a digit (node7, gpu-a12, 10.0.0.5); words like `RuntimeError` do not."""
     return any(c.isdigit() for c in host)
 
 
@@ -51,15 +65,17 @@ def line_context(text: str) -> LineContext:
         rank, head = int(m.group(1)), head[m.end() :]
     elif (m := _PDSH.match(head)) and _named(m.group(1)):
         host, head = m.group(1), head[m.end() :]
-    if rank is None and (m := _RANK.search(head)):
+    if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head)):
         rank = int(m.group(1))
     local = _LOCAL.search(head)
     if host is None:
         host = _host(head)
+    severity = _SEVERITY.search(head)
     return LineContext(
         rank=rank,
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
+        severity=severity.group(1) if severity else None,
     )
 
 

@@ -48,11 +48,16 @@ class LogDiagnosis(BaseModel):
     ]
     retryable: bool | None
     implicated: Implicated = Field(default_factory=Implicated)
+    # Whether the nodes it implicates should be kept out of a restart: false when the failure
+    # is the program's (a bug, its memory) or the scheduler's, or a GPU fault the program caused.
+    exclude: bool = True
     evidence: list[EvidenceLine] = Field(default_factory=list)
     explanation: str = ""
 
 
-HEALTHY = LogDiagnosis(symptom="none", category="none", retryable=None, explanation="no failure found in the log")
+HEALTHY = LogDiagnosis(
+    symptom="none", category="none", retryable=None, exclude=False, explanation="no failure found in the log"
+)
 
 
 class Implicating:

@@ -31,6 +31,7 @@ from activities.signatures.catalog import Catalog, builtin_catalog
 
 MAX_LINE = 1 << 20
 TEXT_LIMIT = 4096
+SAMPLED_PREFIX = "progress:"
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,8 @@ class PatternSet:
         self.names = [name for name, _ in patterns]
         self._regexes = [dialect.compile_line_pattern(p) for _, p in patterns]
         self.engine = engines.build(patterns, engine)
+        # Patterns whose lines may be sampled (progress lines: a long run prints millions).
+        self.sampled = frozenset(i for i, name in enumerate(self.names) if name.startswith(SAMPLED_PREFIX))
 
     @classmethod
     def from_catalog(
@@ -61,12 +64,22 @@ class PatternSet:
         return cls([(s.id, s.pattern) for s in catalog] + list(extra), engine)
 
     def scan_block(
-        self, data: bytes, start: int, end: int, lines_before: int, text_limit: int = TEXT_LIMIT
+        self,
+        data: bytes,
+        start: int,
+        end: int,
+        lines_before: int,
+        text_limit: int = TEXT_LIMIT,
+        sampler: Sampler | None = None,
     ) -> tuple[list[LineMatch], int]:
         """Matches in `data[start:end]`, whole lines each ending in `\\n`, in line order; and the
-        number of lines there (counted once, for both). Nothing is copied but matched lines."""
+        number of lines there (counted once, for both). Nothing is copied but matched lines.
+        With a `sampler`, lines matched only by sampled patterns are thinned out (see Sampler)."""
         found: list[tuple[int, int, int, Any]] = []  # line start, pattern, line end, RE2 match
-        for pid, at in self.engine.candidates(memoryview(data)[start:end]):
+        candidates = self.engine.candidates(memoryview(data)[start:end])
+        if sampler is not None and self.sampled:
+            candidates = sampler.thin(candidates, self.sampled)
+        for pid, at in candidates:
             if at == engines.ANYWHERE:
                 found.extend(self._search(data, start, end, pid))
             elif at < end - start:
@@ -112,6 +125,36 @@ class PatternSet:
         return matches, counted_to, line
 
 
+class Sampler:
+    """Thins out lines that only sampled patterns (progress lines) match: every one of the first
+    `warm` such lines is kept; after that every k-th, k growing with how many were seen (at most
+    `max_stride`), and always the last of each block, so the newest progress is never lost.
+    Statistics over progress (pace, stragglers) need a sample, not every line of a million-step
+    log; `hold` keeps every line while someone needs each step (a failure awaiting survival)."""
+
+    def __init__(self, warm: int = 1024, max_stride: int = 256) -> None:
+        self.warm = warm
+        self.max_stride = max_stride
+        self.seen = 0
+        self.hold = False
+
+    def stride(self) -> int:
+        return 1 if self.hold or self.seen < self.warm else min(self.max_stride, self.seen // self.warm)
+
+    def thin(self, candidates: list[tuple[int, int]], sampled: frozenset[int]) -> list[tuple[int, int]]:
+        stride = self.stride()
+        if stride == 1:
+            self.seen += sum(1 for pid, _ in candidates if pid in sampled)
+            return candidates
+        other = {at for pid, at in candidates if pid not in sampled}  # lines a signature matched
+        lines = sorted({at for pid, at in candidates if at not in other})
+        kept = {at for i, at in enumerate(lines, self.seen) if i % stride == 0}
+        if lines:
+            kept.add(lines[-1])
+        self.seen += len(lines)
+        return [(pid, at) for pid, at in candidates if at in other or at in kept]
+
+
 @cache
 def builtin_patterns() -> PatternSet:
     return PatternSet.from_catalog(builtin_catalog())
@@ -132,6 +175,7 @@ class LogScanner:
         self.bytes_fed = 0
         self._carry = b""  # the start of the current, unfinished line (at most max_line bytes)
         self._cr = False  # the last byte fed was \r: a \n right after it is the same line break
+        self.sampler: Sampler | None = None
 
     def feed(self, data: bytes) -> list[LineMatch]:
         self.bytes_fed += len(data)
@@ -175,7 +219,7 @@ class LogScanner:
             head = b"".join((self._carry, memoryview(data)[start:first]))[: self.max_line]
             data, start, end = b"".join((head, memoryview(data)[first:end])), 0, len(head) + end - first
             self._carry = b""
-        found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit)
+        found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit, self.sampler)
         self.lines += lines
         return found
 
