@@ -113,6 +113,28 @@ def ends_with_line_end(pattern: str) -> bool:
     return bool(pattern) and _line_ends(pattern)[-1:] == [len(pattern) - 1]
 
 
+def alternatives(pattern: str) -> list[str]:
+    """The pattern's top-level alternatives (`a|(b|c)|d` gives `a`, `(b|c)`, `d`)."""
+    found, depth, start, i = [], 0, 0, 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = _class_end(pattern, i)
+            continue
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            found.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    return [*found, pattern[start:]]
+
+
 def group_names(compiled: Compiled) -> list[str]:
     return [bytes(name).decode("ascii") for name in compiled.groupindex]
 

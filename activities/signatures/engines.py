@@ -67,8 +67,14 @@ def build(patterns: Sequence[tuple[str, str]], prefer: str | None = None) -> Eng
 
 
 def to_line_end(pattern: str) -> str:
-    """The pattern extended to the end of its line (`$` may only end a pattern, see dialect)."""
-    return pattern if dialect.ends_with_line_end(pattern) else f"(?:{pattern})[^\\n]*$"
+    """The pattern extended to the end of its line (`$` may only end a pattern, see dialect). In
+    `a|b$` the `$` ends only the second alternative, so each top-level alternative is extended on
+    its own (Hyperscan refuses a `$` followed by more)."""
+    if not dialect.ends_with_line_end(pattern):
+        return f"(?:{pattern})[^\\n]*$"
+    return "|".join(
+        alt if dialect.ends_with_line_end(alt) else f"(?:{alt})[^\\n]*$" for alt in dialect.alternatives(pattern)
+    )
 
 
 class HyperscanEngine:
