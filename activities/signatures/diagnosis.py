@@ -77,6 +77,9 @@ class _Candidate:
     max_step: int  # the highest step reported before this line
     later: set[int] = field(default_factory=set)  # distinct higher steps reported after it
     later_stepless: int = 0
+    # Other signatures on the same line: one speaks for it, the others may still name a peer
+    # or a GPU (a console that ran a whole traceback into one line).
+    siblings: list[LineMatch] = field(default_factory=list)
     # An uncaught exception no signature recognised: it speaks only when no signature's root
     # cause does (`bare`: no traceback led to it, so it must also end the log).
     fallback: bool = False
@@ -159,7 +162,7 @@ class LogDiagnoser:
             self._structure(structure[0], recognised=bool(signatures))
         if signatures:
             best = max(signatures, key=lambda m: self.catalog[m.pattern].priority)
-            self._add_candidate(best)
+            self._add_candidate(best, siblings=[m for m in signatures if m is not best])
             return None
         if structure:
             return None
@@ -173,12 +176,19 @@ class LogDiagnoser:
         record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
 
-    def _add_candidate(self, match: LineMatch, signature: Signature | None = None, **kind: bool) -> None:
+    def _add_candidate(
+        self,
+        match: LineMatch,
+        signature: Signature | None = None,
+        siblings: list[LineMatch] | None = None,
+        **kind: bool,
+    ) -> None:
         signature = signature or self.catalog[match.pattern]
         same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
         if same_kind >= MAX_PENDING:
             return
-        self._pending.append(_Candidate(match, signature, line_context(match.text), self.max_step, **kind))
+        context = line_context(match.text)
+        self._pending.append(_Candidate(match, signature, context, self.max_step, siblings=siblings or [], **kind))
 
     def _structure(self, match: LineMatch, *, recognised: bool) -> None:
         """Tracebacks: an exception line that no signature recognised is a fallback candidate."""
@@ -247,6 +257,8 @@ class LogDiagnoser:
         sig = winner.signature
         found = Implicating()
         found.add_groups(winner.match.groups)
+        for sibling in winner.siblings:
+            found.add_groups({k: v for k, v in sibling.groups.items() if k in ("peer", "pci", "gpu")})
         if not sig.cascade or sig.category == "hardware":
             found.add_context(winner.context)
         block = self._root_cause_block()

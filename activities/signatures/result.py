@@ -132,7 +132,12 @@ def add_once(items: list[T], value: T) -> None:
         items.append(value)
 
 
+# Evidence names its line's signature; lines the structure found get the name they stand for.
+_STRUCTURE_NAMES = {"elastic": "torchelastic-root-cause", "struct": "uncaught-exception"}
+
+
 def evidence_line(match: LineMatch) -> EvidenceLine:
     text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[:EVIDENCE_TEXT])
-    signature = "torchelastic-root-cause" if match.pattern.startswith("elastic:") else match.pattern
+    kind, _, _ = match.pattern.partition(":")
+    signature = _STRUCTURE_NAMES.get(kind, match.pattern) if ":" in match.pattern else match.pattern
     return EvidenceLine(line=match.line, signature=signature, text=text.strip())

@@ -21,12 +21,12 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from activities.signatures import dialect, engines
+from activities.signatures import dialect, engines, unwrap
 from activities.signatures.catalog import Catalog, builtin_catalog
 
 MAX_LINE = 1 << 20
@@ -176,6 +176,7 @@ class LogScanner:
         self._carry = b""  # the start of the current, unfinished line (at most max_line bytes)
         self._cr = False  # the last byte fed was \r: a \n right after it is the same line break
         self.sampler: Sampler | None = None
+        self.wrap_width: int | None = None  # decided on the first block of enough lines (unwrap.py)
 
     def feed(self, data: bytes) -> list[LineMatch]:
         self.bytes_fed += len(data)
@@ -219,8 +220,20 @@ class LogScanner:
             head = b"".join((self._carry, memoryview(data)[start:first]))[: self.max_line]
             data, start, end = b"".join((head, memoryview(data)[first:end])), 0, len(head) + end - first
             self._carry = b""
+        if self.wrap_width is None and data.count(b"\n", start, min(end, start + unwrap.SAMPLE)) >= 2 * unwrap.MIN_ROWS:
+            self.wrap_width = unwrap.wrap_width(data[start : start + unwrap.SAMPLE])
+        if self.wrap_width:
+            return self._scan_unwrapped(data[start:end], self.wrap_width)
         found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit, self.sampler)
         self.lines += lines
+        return found
+
+    def _scan_unwrapped(self, block: bytes, width: int) -> list[LineMatch]:
+        """A console-wrapped block: matched with its rows joined, reported at its physical rows."""
+        joined, origin = unwrap.join(block, width)
+        found, _ = self.patterns.scan_block(joined, 0, len(joined), 0, self.text_limit, self.sampler)
+        found = [replace(m, line=self.lines + origin[m.line - 1] + 1) for m in found]
+        self.lines += block.count(b"\n")
         return found
 
     def _append_carry(self, data: bytes, start: int, end: int) -> None:

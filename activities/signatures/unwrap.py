@@ -1,0 +1,48 @@
+"""Lines a console hard-wrapped, joined back before matching.
+
+A log copied from a terminal (a console capture, `screen`, a web terminal) breaks every long line
+at the terminal's width and often pads short rows to it with spaces, so `Watchdog caught
+collective operation timeout` arrives as `Watchdog caught collective operation tim` + `eout`.
+Such a log shows itself: many rows have exactly the same length, and none is longer. Then each
+row of that length that ends in a printed character is joined to the row after it; a row that
+ends in a space is a short line the console padded (or a break at a space, which costs a match
+across that one break). Line numbers stay those of the physical rows.
+"""
+
+from __future__ import annotations
+
+SAMPLE = 64 << 10  # bytes of the log's start that decide whether it is wrapped
+MIN_WIDTH = 60  # narrower "terminals" are more likely a column of equal-length records
+MIN_ROWS = 3
+
+
+def wrap_width(block: bytes) -> int:
+    """The width a console wrapped the block's lines at, or 0 when they were not wrapped."""
+    rows = block[:SAMPLE].split(b"\n")[:-1]  # the last piece is a partial row or empty
+    if len(rows) < 2 * MIN_ROWS:
+        return 0
+    lengths = [len(row.decode("utf-8", "replace")) for row in rows]
+    width = max(lengths)
+    full = lengths.count(width)
+    if width < MIN_WIDTH or full < MIN_ROWS or full * 20 < len(rows):
+        return 0
+    return width
+
+
+def join(block: bytes, width: int) -> tuple[bytes, list[int]]:
+    """The block with each `width`-long row joined to the next, and for each joined line the
+    index of its first physical row in the block."""
+    rows = block.split(b"\n")
+    tail = rows.pop()  # after the last line break: empty for a block of whole lines
+    joined: list[bytes] = []
+    origin: list[int] = []
+    pending: list[bytes] = []
+    for index, row in enumerate(rows):
+        if not pending:
+            origin.append(index)
+        pending.append(row)
+        text = row.decode("utf-8", "replace")
+        if len(text) != width or text[-1:].isspace() or index == len(rows) - 1:
+            joined.append(b"".join(pending))
+            pending = []
+    return b"\n".join(joined) + b"\n" + tail, origin
