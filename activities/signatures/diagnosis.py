@@ -161,7 +161,9 @@ class LogDiagnoser:
         if structure:
             self._structure(structure[0], recognised=bool(signatures))
         if signatures:
-            best = max(signatures, key=lambda m: self.catalog[m.pattern].priority)
+            # The more specific signature speaks for its line; between equals, a root cause before
+            # a cascade (`Xid 45 ... caused by previous Xid 149` is both).
+            best = max(signatures, key=lambda m: self._rank_on_line(self.catalog[m.pattern]))
             self._add_candidate(best, siblings=[m for m in signatures if m is not best])
             return None
         if structure:
@@ -175,6 +177,10 @@ class LogDiagnoser:
         rank = line_rank(matches[0].text)
         record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
+
+    @staticmethod
+    def _rank_on_line(signature: Signature) -> tuple[int, bool]:
+        return signature.priority, not signature.cascade
 
     def _add_candidate(
         self,

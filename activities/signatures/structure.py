@@ -24,12 +24,13 @@ from activities.signatures.tables import Fact, lookup
 # The launcher and logger prefixes an exception line may carry before the class name: srun's
 # `3: `, `[rank3]:`, torchrun's `[default0]:`, mpirun's `[1,0]<stderr>:`, Ray's
 # `(RayTrainWorker pid=123, ip=10.0.0.1)`, pdsh's `node7: `.
-_PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: )*"
+_PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \")*"
 # A class: dotted module path, then a capitalised name of the kinds exceptions are named.
 _CLASS = r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)"
 PATTERNS = [
     ("struct:traceback", r"Traceback \(most recent call last\):"),
-    ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?::\s[^\n]*|:?\s*)$"),
+    # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
+    ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 
@@ -64,6 +65,9 @@ class Tracebacks:
                 self._open.pop(next(iter(self._open)))
             return None
         name = match.groups.get("exc", "")
+        fact = exception_fact(name)
+        if (inner := match.groups.get("inner")) and (fact is None or fact.cascade):
+            name, fact = inner, exception_fact(inner)  # a wrapper speaks for what it wraps
         opened = self._open.pop(writer, None)
         closes = opened is not None and match.line - opened <= TRACEBACK_SPAN
-        return Uncaught(match, name, exception_fact(name), traceback=closes)
+        return Uncaught(match, name, fact, traceback=closes)

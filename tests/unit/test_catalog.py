@@ -64,7 +64,8 @@ REQUIRED = {
     "xid-95",
     "xid-119",
     "xid-120",
-    "xid-nvlink",
+    "xid-144",
+    "xid-149",
     "xid",
     "gpu-fallen-off-bus",
     # processes and memory

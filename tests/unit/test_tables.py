@@ -1,0 +1,110 @@
+"""Knowledge tables: every built-in table loads and is checked, and the template rules hold."""
+
+from __future__ import annotations
+
+import pytest
+
+from activities.signatures import dialect
+from activities.signatures.catalog import builtin_catalog
+from activities.signatures.tables import (
+    Lookup,
+    TableError,
+    builtin_tables,
+    escape,
+    fill,
+    lookup,
+    read_table,
+    signature_entries,
+)
+
+FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container"}
+
+
+def test_every_family_is_built_in_and_names_its_source() -> None:
+    tables = dict((t.family, t) for _, t in builtin_tables())
+    assert FAMILIES <= set(tables)
+    for table in tables.values():
+        assert len(table.source.split()) >= 5, f"{table.family}: say where the facts come from"
+
+
+def test_every_signature_table_entry_is_in_the_catalog_with_its_examples_checked() -> None:
+    catalog = builtin_catalog()
+    for name, table in builtin_tables():
+        if table.kind != "signatures":
+            continue
+        for data in signature_entries(table, name):
+            sig = catalog[data["id"]]
+            assert sig.examples, f"{sig.id}: every generated signature carries test lines"
+            compiled = dialect.compile_line_pattern(sig.pattern)
+            assert all(dialect.matches(compiled, line) for line in sig.examples)
+            assert not any(dialect.matches(compiled, line) for line in table.counterexamples)
+
+
+def test_the_xid_table_covers_the_catalog_and_says_what_to_do_with_the_node() -> None:
+    xid = next(t for _, t in builtin_tables() if t.family == "xid")
+    codes = {int(e["code"]) for e in xid.entries}
+    assert {13, 31, 43, 45, 48, 63, 64, 74, 79, 92, 94, 95, 119, 120, 154} <= codes
+    by_code = {int(e["code"]): e for e in xid.entries}
+    assert by_code[79]["exclude"] is True and by_code[79]["category"] == "hardware"
+    assert by_code[13].get("exclude") is False  # the program's fault on a healthy GPU
+
+
+def test_cuda_errors_are_read_by_message_name_and_number() -> None:
+    cuda = next(t for _, t in builtin_tables() if t.family == "cuda")
+    names = {e["name"] for e in cuda.entries}
+    assert {"cudaErrorIllegalAddress", "cudaErrorMemoryAllocation", "cudaErrorECCUncorrectable"} <= names
+    assert len(cuda.entries) >= 90  # every cudaError_t of the runtime, not a hand-picked few
+
+
+def test_lookup_tables_answer_by_name_and_by_other_spellings() -> None:
+    exceptions = lookup("exceptions")
+    assert exceptions.get("KeyError") is not None and exceptions.get("KeyError").category == "application"  # type: ignore[union-attr]
+    oom = exceptions.get("torch.OutOfMemoryError") or exceptions.get("OutOfMemoryError")
+    assert oom is not None and oom.category == "out_of_memory"
+    signals = lookup("signals")
+    assert signals.get("SIGKILL") is not None and signals.get("9") is signals.get("SIGKILL")
+
+
+def test_fill_escapes_fields_for_patterns_and_skips_templates_an_entry_cannot_fill() -> None:
+    entry = {"message": "an illegal memory access (was) encountered", "number": 700}
+    pattern = fill("CUDA error: {{message}}", entry, as_pattern=True)
+    assert pattern == r"CUDA error: an illegal memory access \(was\) encountered"
+    assert fill("error {{number}}: {{name}}", entry, as_pattern=True) is None
+    assert fill("CUDA error {{number}}", entry, as_pattern=False) == "CUDA error 700"
+    assert escape("a.b[c]{2}") == r"a\.b\[c\]\{2\}"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("family: x\nkind: signatures\nsource: somewhere in a manual\nkey: code\nentries: []\n", "entries"),
+        ("family: x\nkind: nope\nsource: somewhere in a manual\nkey: code\nentries: [{code: 1}]\n", "kind"),
+        ("family: x\nkind: signatures\nsource: short\nkey: code\nentries: [{code: 1}]\n", "source"),
+        ("family: [\n", "not valid YAML"),
+    ],
+)
+def test_a_broken_table_is_one_line_naming_file_and_key(text: str, problem: str) -> None:
+    with pytest.raises(TableError) as err:
+        read_table(text, "tables/x.yaml")
+    assert str(err.value).startswith("tables/x.yaml") and problem in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_an_entry_without_a_fitting_template_is_refused() -> None:
+    table = read_table(
+        "family: x\nkind: signatures\nsource: a manual, chapter 3, 2024\nkey: code\n"
+        "patterns: ['code {{code}} at {{where}}']\nentries: [{code: 1, description: d, category: unknown,"
+        " retryable: true, symptom: crash}]\n",
+        "tables/x.yaml",
+    )
+    with pytest.raises(TableError, match="no pattern template fits"):
+        list(signature_entries(table, "tables/x.yaml"))
+
+
+def test_a_lookup_entry_needs_its_facts() -> None:
+    table = read_table(
+        "family: x\nkind: lookup\nsource: a manual, chapter 3, 2024\nkey: name\nentries: [{name: E}]\n",
+        "tables/x.yaml",
+    )
+    with pytest.raises(TableError, match="description"):
+        Lookup(table, "tables/x.yaml")
