@@ -272,6 +272,13 @@ class LogDiagnoser:
             found.add_root_cause(block.fields)
         if sig.category == "network" and not found.peers:
             found.add_peers(c.match.groups for c in self._pending if c is not winner)
+        for other in self._pending:
+            # The same failure seen on other ranks or nodes (two nodes marked dead, tasks 10
+            # and 11 exiting): each is part of it.
+            if other is not winner and other.signature.id == sig.id and not other.context.warning:
+                found.add_groups(other.match.groups)
+                if not sig.cascade or sig.category == "hardware":
+                    found.add_context(other.context)
         if not found.ranks and not found.nodes:
             # The first line of a failure often names nobody (`Detected 1 oom_kill event`); a
             # later root-cause line of the same kind does (`srun: error: n1: task 4: Out Of Memory`).

@@ -3,7 +3,9 @@
 A log copied from a terminal (a console capture, `screen`, a web terminal) breaks every long line
 at the terminal's width and often pads short rows to it with spaces, so `Watchdog caught
 collective operation timeout` arrives as `Watchdog caught collective operation tim` + `eout`.
-Such a log shows itself: many rows have exactly the same length, and none is longer. Then each
+Such a log shows itself: many rows have exactly the same length, none is longer, and that length
+stands out (a cut falls exactly there, so rows one or a few characters shorter are rare; a log of
+records of nearly equal length has them in numbers, `step=9` beside `step=10`). Then each
 row of that length that ends in a printed character is joined to the row after it; a row that
 ends in a space is a short line the console padded (or a break at a space, which costs a match
 across that one break). Line numbers stay those of the physical rows.
@@ -12,7 +14,7 @@ across that one break). Line numbers stay those of the physical rows.
 from __future__ import annotations
 
 SAMPLE = 64 << 10  # bytes of the log's start that decide whether it is wrapped
-MIN_WIDTH = 60  # narrower "terminals" are more likely a column of equal-length records
+MIN_WIDTH = 80  # no console is narrower; shorter equal rows are records, not wraps
 MIN_ROWS = 3
 
 
@@ -26,7 +28,11 @@ def wrap_width(block: bytes) -> int:
     full = lengths.count(width)
     if width < MIN_WIDTH or full < MIN_ROWS or full * 20 < len(rows):
         return 0
-    return width
+    if full * 10 > len(rows) * 9:  # (nearly) every row that wide: a console that pads rows, or records
+        padded = sum(1 for row, n in zip(rows, lengths, strict=True) if n == width and row.endswith(b" "))
+        return width if padded * 4 >= full else 0
+    near = sum(1 for n in lengths if width - 3 <= n < width)
+    return width if full >= 4 * near else 0
 
 
 def join(block: bytes, width: int) -> tuple[bytes, list[int]]:

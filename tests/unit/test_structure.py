@@ -171,3 +171,14 @@ def test_the_sampler_keeps_signature_lines_and_the_last_progress_line_of_each_bl
     held.sampler.hold = True
     held_found = [m for i in range(0, len(data), 64) for m in held.feed(data[i : i + 64])]
     assert len([m for m in held_found if m.pattern == "progress:kv"]) == 449
+
+
+def test_records_of_nearly_equal_length_are_not_taken_for_wrapped_rows() -> None:
+    rows = [
+        f"{rank}: recovery-progress step={step} total=60 rank={rank} step_time=0.250 compute_time=0.250 loss=0.5"
+        for step in range(1, 40)
+        for rank in (0, 1)
+    ]
+    assert wrap_width(("\n".join(rows) + "\n").encode()) == 0
+    fixed = [f"record {i:06d} " + "x" * 80 for i in range(50)]  # every row one width, none padded
+    assert wrap_width(("\n".join(fixed) + "\n").encode()) == 0
