@@ -32,6 +32,7 @@ def test_every_signature_table_entry_is_in_the_catalog_with_its_examples_checked
     for name, table in builtin_tables():
         if table.kind != "signatures":
             continue
+        assert table.counterexamples, f"{name}: a family has healthy lines it must not match"
         for data in signature_entries(table, name):
             sig = catalog[data["id"]]
             assert sig.examples, f"{sig.id}: every generated signature carries test lines"
