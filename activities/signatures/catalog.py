@@ -21,18 +21,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from activities.signatures import dialect
-from activities.signatures.tables import TableError, builtin_tables, lookup, signature_entries
+from activities.signatures.tables import Category, TableError, builtin_tables, lookup, signature_entries
 
 SignatureSymptom = Literal["crash", "hang"]
-SignatureCategory = Literal[
-    "hardware",
-    "network",
-    "application",
-    "out_of_memory",
-    "scheduler",
-    "system_software",
-    "unknown",
-]
+SignatureCategory = Category
 
 BUILTIN_SOURCE = "<built-in catalog>"
 # libyaml's parser when PyYAML has it (its wheels do): the catalog is read by every process.

@@ -187,14 +187,18 @@ class LogDiagnoser:
         match: LineMatch,
         signature: Signature | None = None,
         siblings: list[LineMatch] | None = None,
-        **kind: bool,
+        *,
+        fallback: bool = False,
+        bare: bool = False,
     ) -> None:
         signature = signature or self.catalog[match.pattern]
         same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
         if same_kind >= MAX_PENDING:
             return
         context = line_context(match.text)
-        self._pending.append(_Candidate(match, signature, context, self.max_step, siblings=siblings or [], **kind))
+        self._pending.append(
+            _Candidate(match, signature, context, self.max_step, siblings=siblings or [], fallback=fallback, bare=bare)
+        )
 
     def _structure(self, match: LineMatch, *, recognised: bool) -> None:
         """Tracebacks: an exception line that no signature recognised is a fallback candidate."""

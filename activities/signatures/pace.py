@@ -10,16 +10,49 @@ from activities.progress import ProgressRecord
 from activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
 from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
 
+MAX_SERIES = 8  # progress bars and series followed at once; more are ignored
+
+
+@dataclass
+class _Series:
+    """One progress series: the training loop's, or an evaluation bar's, with its own clock.
+    Without step times the log has no clock: steps count as its seconds (the detector waits
+    for evidence anyway; only its `sustain` bound is counted in them)."""
+
+    detector: StragglerDetector
+    clock: bool
+    t: float = 0.0
+    last_step: int | None = None
+    samples: int = 0
+
+    def add(self, record: ProgressRecord, rate: float) -> None:
+        steps = self._steps(record.step)
+        self.t += record.step_time * steps if self.clock and record.step_time is not None else steps
+        self.samples += 1
+        saving = record.checkpoint == "saving"
+        self.detector.add(self.t, rate, ref=record.line, checkpoint=saving, steps=steps)
+
+    def _steps(self, step: int | None) -> int:
+        """The steps a record covers: a line every N steps covers N; one when steps go back."""
+        last = self.last_step
+        if step is None:
+            return 1
+        self.last_step = step
+        return step - last if last is not None and step > last else 1
+
 
 class LogPace:
-    """The log's own progress as a throughput series, for straggler detection."""
+    """The log's own progress as a throughput series, for straggler detection.
+
+    One rank's records are the run's pace (in synchronous training the others repeat it). Its
+    records fall into series by format and total: Lightning's validation bar, or the Trainer's
+    evaluation bar between its training bar's redraws, is not the training loop's pace. The
+    series with the most samples speaks for the run."""
 
     def __init__(self, config: StragglerConfig) -> None:
         self.config = config
-        self._detector: StragglerDetector | None = None
+        self._series: dict[tuple[str, int | None], _Series] = {}
         self._rank: int | None = None
-        self._t = 0.0
-        self._last_step: int | None = None
         self._ranks = RankStepTimes()
         # The records the verdict may point at: recent ones only, so memory stays flat.
         self._lines: OrderedDict[int, ProgressRecord] = OrderedDict()
@@ -31,44 +64,29 @@ class LogPace:
         rate = record.rate
         if rate is None:
             return
-        if self._detector is None:
+        if not self._series:
             self._rank = record.rank
-            self._detector = StragglerDetector(self._timing(record))
         if record.rank != self._rank:
             return  # one rank's series is the run's pace; the others repeat it
-        self._t += self._elapsed(record)
+        series = self._series.get((record.format, record.total))
+        if series is None:
+            if len(self._series) >= MAX_SERIES:
+                return
+            series = _Series(StragglerDetector(self.config), clock=record.step_time is not None)
+            self._series[(record.format, record.total)] = series
         if record.line is not None:
             self._lines[record.line] = record
             if len(self._lines) > 20000:
                 self._lines.popitem(last=False)
-        self._detector.add(self._t, rate, ref=record.line, checkpoint=record.checkpoint == "saving")
-
-    def _timing(self, first: ProgressRecord) -> StragglerConfig:
-        if first.step_time is not None:
-            return self.config
-        # Without step times the log has no clock: count samples instead of seconds.
-        samples = float(max(self.config.min_samples * 2, 10))
-        return StragglerConfig(
-            min_drop=self.config.min_drop,
-            sustain=samples,
-            min_samples=self.config.min_samples,
-            slow_fraction=self.config.slow_fraction,
-            baseline_window=samples * 3,
-            baseline_min_samples=self.config.baseline_min_samples,
-            noise_k=self.config.noise_k,
-        )
-
-    def _elapsed(self, record: ProgressRecord) -> float:
-        steps = 1
-        if record.step is not None and self._last_step is not None and record.step > self._last_step:
-            steps = record.step - self._last_step
-        self._last_step = record.step if record.step is not None else self._last_step
-        return record.step_time * steps if record.step_time is not None else 1.0
+        series.add(record, rate)
 
     def verdict(self) -> Slowdown | None:
-        if self._detector is None or self._detector.verdict is None:
+        if not self._series:
             return None
-        verdict = self._detector.verdict
+        main = max(self._series.values(), key=lambda series: series.samples)
+        verdict = main.detector.verdict
+        if verdict is None:
+            return None
         return Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
 
     def slowdown(self, description: str, ref: int | None = None) -> Slowdown:

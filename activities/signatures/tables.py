@@ -23,11 +23,20 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+Category = Literal[
+    "hardware",
+    "network",
+    "application",
+    "out_of_memory",
+    "scheduler",
+    "system_software",
+    "unknown",
+]
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The keys of an entry that are the signature's own; every other key is a fact of the reference.
 SIGNATURE_KEYS = frozenset(
@@ -110,7 +119,7 @@ class Fact:
 
     name: str
     description: str
-    category: str
+    category: Category
     retryable: bool
     cascade: bool = False
     fields: Mapping[str, Any] | None = None
@@ -123,11 +132,13 @@ class Lookup:
         self.table = table
         self._by_name: dict[str, Fact] = {}
         for index, entry in enumerate(table.entries):
+            if entry.get("category") not in get_args(Category):
+                raise TableError(f"{where}: entry {index + 1}: category must be one of {', '.join(get_args(Category))}")
             try:
                 fact = Fact(
                     name=str(entry[table.key]),
                     description=str(entry["description"]),
-                    category=str(entry["category"]),
+                    category=cast(Category, entry["category"]),
                     retryable=bool(entry["retryable"]),
                     cascade=bool(entry.get("cascade", False)),
                     fields=entry,
