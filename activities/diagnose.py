@@ -23,6 +23,7 @@ from workflows.models import (
     DiagnoseResult,
     Diagnosis,
     GpuHealth,
+    HangStacks,
     ImplicatedNode,
     JobObservation,
 )
@@ -71,6 +72,8 @@ class DiagnoseActivities:
         )
         diagnosis = as_cluster_nodes(await self.provider.attribute(facts), failed.nodes, nodes)
         diagnosis.evidence = diagnosis.evidence or inp.symptom.evidence
+        if inp.hang_stacks is not None and inp.hang_stacks.collected and self.provider.name != "off":
+            diagnosis = with_hang_stacks(diagnosis, inp.hang_stacks)
         if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
         usable = [n.name for n in nodes if not unusable(n)]
@@ -116,3 +119,17 @@ def with_gpu_health(diagnosis: Diagnosis, readings: list[GpuHealth]) -> Diagnosi
     category = "hardware" if bad else diagnosis.category
     update = {"evidence": [*diagnosis.evidence, *evidence], "implicated": [*diagnosis.implicated, *extra]}
     return diagnosis.model_copy(update={**update, "category": category})
+
+
+def with_hang_stacks(diagnosis: Diagnosis, stacks: HangStacks) -> Diagnosis:
+    """The hung ranks' stacks as evidence; the culprits they single out are implicated (their
+    reason quotes the stacks), and the explanation says what the stacks showed either way."""
+    known = set(diagnosis.implicated_nodes)
+    extra = [c for c in stacks.culprits if c.node not in known]
+    evidence = [*diagnosis.evidence, *(e for e in stacks.evidence if e not in diagnosis.evidence)]
+    update = {
+        "implicated": [*diagnosis.implicated, *extra],
+        "evidence": evidence,
+        "explanation": f"{diagnosis.explanation}; {stacks.summary}",
+    }
+    return diagnosis.model_copy(update=update)

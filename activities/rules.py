@@ -9,7 +9,8 @@
   rank that reported it.
 - A job cancelled outside recovery is not retried; time limit and preemption are `scheduler`
   endings, resumed without spending budgets (see `workflows.decide`).
-- A hang or slowdown of a job still allocated implicates no node unless the log names one.
+- A hang or slowdown of a job still allocated implicates no node unless the log names one (a
+  hang's ranks' stacks may, after these rules: `activities.diagnose.with_hang_stacks`).
 """
 
 from __future__ import annotations

@@ -54,6 +54,21 @@ class HealthConfig(_Section):
     srun_args: list[str] = Field(default_factory=list)  # e.g. [--gres=gpu:8] where devices are confined
 
 
+class HangStacksConfig(_Section):
+    """Before a hung attempt is stopped, read its ranks' Python stacks with py-spy on each node
+    (an `srun --overlap` step into the job on Slurm) and name the rank that is not waiting in a
+    collective (docs/operations.md, "Hangs: which rank")."""
+
+    enabled: bool = True
+    timeout: Duration = timedelta(seconds=60)  # the whole collection, every node
+    samples: int = Field(default=2, ge=1, le=5)  # dumps per rank: a stuck rank looks the same in each
+    interval: Duration = timedelta(seconds=1)
+    native: bool = True  # C/C++ frames too: where DDP's all-reduce waits under loss.backward()
+    parallel: int = Field(default=16, ge=1)  # nodes read at once
+    py_spy: str | None = None  # py-spy on the nodes; default: beside the worker's Python, else PATH
+    srun_args: list[str] = Field(default_factory=list)
+
+
 class DiscoveryConfig(_Section):
     enabled: bool = True
     interval: Duration = timedelta(seconds=30)
@@ -98,6 +113,7 @@ class WorkerConfig(_Section):
     discovery: DiscoveryConfig = DiscoveryConfig()
     attribution: AttributionConfig = AttributionConfig()
     health: HealthConfig = HealthConfig()
+    hang_stacks: HangStacksConfig = HangStacksConfig()
     temporal: TemporalConfig = TemporalConfig()
     # The operator's consent for policies' `suspect_nodes.drain`: draining takes a node away from
     # every user of the cluster, so a job's own policy alone must not be able to do it.

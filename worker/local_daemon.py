@@ -98,6 +98,8 @@ class Daemon:
                 await cluster.cancel(job_id)
             case wire.Nodes():
                 return cluster.node_infos()
+            case wire.ProcessGroups(job_id=job_id):
+                return cluster.process_groups(job_id)
             case wire.NodeDown(name=name, reason=reason):
                 await cluster.node_down(name, reason)
             case wire.NodeDrain(name=name, reason=reason):

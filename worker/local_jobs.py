@@ -223,6 +223,12 @@ class LocalCluster:
         job.ended_at = utcnow()
         self._save()
 
+    def process_groups(self, job_id: str) -> dict[str, int]:
+        """Each node's process group of a running job (its copy of the script leads it); empty
+        when the job is not running."""
+        job = self._job(job_id)
+        return dict(job.pgids) if job.state is JobState.RUNNING else {}
+
     def node_infos(self) -> list[NodeInfo]:
         return [node.info() for node in self.nodes.values()]
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import RunStatus, RunSummary
+from workflows.models import Evidence, RunStatus, RunSummary
+
+STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks), shown beside the log's
 
 
 def _t(at: datetime | None) -> str:
@@ -54,7 +56,7 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
         )
     for s in status.symptoms:
         lines.append(f"symptom  attempt #{s.attempt_index}: {s.kind} at {_t(s.detected_at)}")
-        lines += [f"    {e.text}" for e in s.evidence[:5]]
+        lines += _evidence(s.evidence)
     for adv in status.advice:
         acted = "" if adv.acted else " (not acted)"
         lines.append(f"advice {adv.generation}  {adv.operation} -> {adv.status}{acted}: {adv.explanation}")
@@ -80,6 +82,17 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
     if ui_url:
         lines.append(f"Temporal UI: {ui_url}")
     return "\n".join(lines)
+
+
+def _evidence(evidence: list[Evidence]) -> list[str]:
+    """The first few log and scheduler lines, then what the ranks' stacks showed, one frame a
+    line (innermost first), so that where a hung rank is stuck reads at a glance."""
+    lines = [f"    {e.text}" for e in evidence if e.source != STACK_SOURCE][:5]
+    for e in (e for e in evidence if e.source == STACK_SOURCE):
+        first, *rest = e.text.split(" < ")
+        lines.append(f"    {first}")
+        lines += [f"        < {frame}" for frame in rest]
+    return lines
 
 
 def _latencies(status: RunStatus) -> list[str]:

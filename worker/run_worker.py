@@ -16,6 +16,7 @@ from activities.actions import ActionActivities
 from activities.attribution import Provider, make_provider
 from activities.diagnose import DiagnoseActivities, HealthProbing
 from activities.discovery import Discoverable, DiscoveryActivities
+from activities.hangstacks.collect import StackActivities, StackCollection
 from activities.logwatch import LogReading
 from activities.node_history import NodeHistoryActivities
 from activities.notify import NotifyActivities
@@ -70,6 +71,21 @@ def probing_for(config: WorkerConfig) -> HealthProbing:
     return HealthProbing(health.probe, health.max_nodes, health.timeout.total_seconds(), tuple(health.srun_args))
 
 
+def stacks_for(config: WorkerConfig) -> StackCollection:
+    section = config.hang_stacks
+    return StackCollection(
+        enabled=section.enabled,
+        timeout=section.timeout.total_seconds(),
+        samples=section.samples,
+        interval=section.interval.total_seconds(),
+        native=section.native,
+        parallel=section.parallel,
+        py_spy=section.py_spy,
+        srun_args=tuple(section.srun_args),
+        slurm_conf=config.slurm.conf,
+    )
+
+
 def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
     actions = ActionActivities(scheduler, config)
     # Watches asking within this window share one scheduler poll (one squeue on Slurm).
@@ -88,6 +104,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         watch.await_requeue,
         watch.attempt_end,
         DiagnoseActivities(scheduler, provider_for(config), probing_for(config)).diagnose,
+        StackActivities(scheduler, stacks_for(config)).collect_hang_stacks,
         NotifyActivities().notify,
     ]
 

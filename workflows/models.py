@@ -393,6 +393,27 @@ class WatchResult(Model):
     step_seconds: float | None = None
 
 
+class HangStacksInput(Model):
+    """Collect the stacks of a hung attempt's ranks, on each of its nodes, while it still runs."""
+
+    run_id: str
+    attempt_index: int
+    job_id: str
+    nodes: list[str]
+
+
+class HangStacks(Model):
+    """What the ranks of a hung attempt were doing (`activities.hangstacks`), and whose fault the
+    hang is by that evidence. `collected` False: nothing was tried (switched off, or a scheduler
+    it cannot reach into), and `summary` says why. `evidence`: the verdict, then one line per
+    distinct stack (the ranks sharing it), then what could not be read."""
+
+    collected: bool
+    summary: str
+    culprits: list[ImplicatedNode] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+
+
 class DiagnoseInput(Model):
     run_id: str
     attempt: Attempt
@@ -400,6 +421,7 @@ class DiagnoseInput(Model):
     symptom: Symptom
     log_diagnosis: Diagnosis | None = None
     suspect_nodes: list[str] = Field(default_factory=list)
+    hang_stacks: HangStacks | None = None  # a hang: its ranks' stacks, taken before it was stopped
 
 
 class AttributionInput(Model):

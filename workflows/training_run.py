@@ -21,6 +21,7 @@ from temporalio.workflow import ActivityCancellationType
 with workflow.unsafe.imports_passed_through():
     from activities.actions import ActionActivities, attempt_from
     from activities.diagnose import DiagnoseActivities
+    from activities.hangstacks.collect import StackActivities
     from activities.notify import NotifyActivities
     from activities.watch import WatchActivities
     from workflows import run_node_history
@@ -37,6 +38,8 @@ with workflow.unsafe.imports_passed_through():
         CancelInput,
         CancelRequest,
         DiagnoseInput,
+        HangStacks,
+        HangStacksInput,
         JobActionInput,
         JobObservation,
         Milestone,
@@ -58,6 +61,8 @@ with workflow.unsafe.imports_passed_through():
 
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
+# Histories from before hung attempts' stacks were collected replay without that activity.
+HANG_STACKS_PATCH = "hang-stacks"
 
 
 @workflow.defn(name="TrainingRun")
@@ -222,6 +227,7 @@ class TrainingRun:
     async def _advise(self, attempt: Attempt, result: WatchResult) -> tuple[Advice, bool]:
         """Diagnose, decide and record; returns the advice and whether this worker acts on it."""
         assert result.symptom is not None
+        stacks = await self._hang_stacks(attempt, result)
         suspects = await self._suspects()
         found = await workflow.execute_activity_method(
             DiagnoseActivities.diagnose,
@@ -229,9 +235,10 @@ class TrainingRun:
                 run_id=self.spec.run_id,
                 attempt=attempt,
                 observation=result.observation,
-                symptom=result.symptom,
+                symptom=self.rec.symptoms[-1],
                 log_diagnosis=result.log_diagnosis,
                 suspect_nodes=suspects,
+                hang_stacks=stacks,
             ),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,
@@ -275,6 +282,35 @@ class TrainingRun:
         if recorded.act and self.spec.policy.suspect_nodes.drain:
             await self._drain_suspects(attempt, advice, found.diagnosis.implicated_nodes)
         return advice, recorded.act
+
+    async def _hang_stacks(self, attempt: Attempt, result: WatchResult) -> HangStacks | None:
+        """A hung attempt still holds its nodes: read its ranks' stacks now, before the restart
+        stops them. They join the symptom's evidence and may name the culprit. Advisory: when
+        the activity fails, the run carries on without them."""
+        assert result.symptom is not None
+        if result.symptom.kind != "hang" or not workflow.patched(HANG_STACKS_PATCH):
+            return None
+        inp = HangStacksInput(
+            run_id=self.spec.run_id,
+            attempt_index=attempt.index,
+            job_id=attempt.job_id,
+            nodes=result.observation.nodes or attempt.nodes,
+        )
+        try:
+            stacks: HangStacks = await workflow.execute_activity_method(
+                StackActivities.collect_hang_stacks,
+                inp,
+                # The worker bounds the collection by its own config; this only catches a lost one.
+                start_to_close_timeout=timedelta(minutes=10),
+                heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+                retry_policy=RetryPolicy(maximum_attempts=2),
+            )
+        except ActivityError:
+            return None
+        if stacks.evidence:
+            symptom = self.rec.symptoms[-1]
+            self.rec.symptoms[-1] = symptom.model_copy(update={"evidence": [*symptom.evidence, *stacks.evidence]})
+        return stacks
 
     async def _notify(self, advice: Advice) -> None:
         """Restarts are announced without waiting; a give-up is sent before the run ends."""

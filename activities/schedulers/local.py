@@ -20,6 +20,7 @@ from workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 _OBSERVATIONS: TypeAdapter[dict[str, JobObservation]] = TypeAdapter(dict[str, JobObservation])
 _NODES: TypeAdapter[list[NodeInfo]] = TypeAdapter(list[NodeInfo])
+_GROUPS: TypeAdapter[dict[str, int]] = TypeAdapter(dict[str, int])
 
 
 class LocalScheduler:
@@ -57,6 +58,10 @@ class LocalScheduler:
 
     async def nodes(self) -> list[NodeInfo]:
         return _NODES.validate_python(await self._call(wire.Nodes()))
+
+    async def process_groups(self, job_id: str) -> dict[str, int]:
+        """The running job's process group per node: every process of a node's copy is in it."""
+        return _GROUPS.validate_python(await self._call(wire.ProcessGroups(job_id=job_id)))
 
     async def drain(self, node: str, reason: str) -> None:
         await self._call(wire.NodeDrain(name=node, reason=reason))

@@ -81,6 +81,13 @@ class Nodes(_Op):
     op: Literal["nodes"] = "nodes"
 
 
+class ProcessGroups(_Op):
+    """A running job's process group per node (for collecting a hung job's stacks)."""
+
+    op: Literal["process_groups"] = "process_groups"
+    job_id: str
+
+
 class NodeDown(_Op):
     op: Literal["node_down"] = "node_down"
     name: str
@@ -116,6 +123,7 @@ Request = Annotated[
     | Release
     | Cancel
     | Nodes
+    | ProcessGroups
     | NodeDown
     | NodeDrain
     | NodeUp

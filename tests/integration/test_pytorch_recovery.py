@@ -18,7 +18,15 @@ import pytest
 
 from tests.conftest import need
 from tests.integration.recovery_rig import Rig, job_facts
-from tests.integration.torch_example import FAULT_STEP, STEPS, have_torch, read_output, submit_example
+from tests.integration.torch_example import (
+    FAULT_STEP,
+    LONG_BARRIER_TIMEOUT,
+    STEPS,
+    fault_env,
+    have_torch,
+    read_output,
+    submit_example,
+)
 from workflows.models import RunStatus
 
 if TYPE_CHECKING:
@@ -32,11 +40,13 @@ def torch_installed() -> None:
     need(have_torch(), "PyTorch (`make test` installs it: pip install -e '.[examples]')")
 
 
-async def recovered(rig: Rig, fault: str, symptom: str, timeout: float) -> tuple[RunStatus, dict[str, Any]]:
+async def recovered(
+    rig: Rig, fault: str, symptom: str, timeout: float, env: dict[str, str] | None = None
+) -> tuple[RunStatus, dict[str, Any]]:
     """Run the example with `fault` under an acting worker; check the whole recovery; return the
     final status and `recovery status --json`."""
     rig.start_worker(mode="act")
-    spec, job, workdir = await submit_example(rig, fault)
+    spec, job, workdir = await submit_example(rig, fault, env=env)
     status = await rig.result(spec.run_id, timeout=timeout)
     shown = await rig.describe(spec.run_id)
     out = read_output(workdir, job)
@@ -109,6 +119,27 @@ async def test_a_hung_rank_is_found_restarted_without_its_node_and_resumes(rig: 
     assert any(e.signature == "gloo-monitored-barrier" for e in diagnosis.evidence), diagnosis.evidence
     # a hang fails when its progress stops: the silence before detection is lost time
     assert goodput["lost_detection_seconds"] >= 15, goodput
+
+
+@pytest.mark.timeout(300)
+async def test_a_hung_rank_no_line_names_is_found_by_its_stack_and_restarted_without_its_node(rig: Rig) -> None:
+    """Issue 10's acceptance: the barrier timeout is longer than the hang timeout, so the job's
+    log never names the hung rank before recovery acts. The worker reads both ranks' stacks with
+    py-spy (an `srun --overlap` step into the hung job on each node) before stopping the job;
+    the rank that is not in a collective is the culprit, and its node is excluded."""
+    env = fault_env("hang", barrier_timeout=LONG_BARRIER_TIMEOUT)
+    status, _ = await recovered(rig, "hang", "hang", timeout=240, env=env)
+    diagnosis = status.diagnoses[0]
+    assert not any(e.signature == "gloo-monitored-barrier" for e in diagnosis.evidence), "a log line named the rank"
+    (culprit,) = diagnosis.implicated
+    assert "hung rank 1: not in a collective" in culprit.reason, culprit
+    assert "Fault.maybe (train.py:" in culprit.reason and "monitored_barrier" in culprit.reason, culprit
+    (symptom,) = status.symptoms
+    stacks = [e for e in symptom.evidence if e.source == "py-spy"]
+    assert stacks and stacks[0].signature == "hang-culprit", symptom.evidence
+    assert any("waiting in a collective" in e.text for e in stacks), stacks
+    explanation = status.advice[0].explanation
+    assert explanation.count("no progress for") == 1 and "py-spy: rank 1 on" in explanation, explanation
 
 
 @pytest.mark.timeout(300)

@@ -24,6 +24,9 @@ STEPS = 60
 FAULT_STEP = 20
 HANG_TIMEOUT = "20s"  # the hang policy's min_timeout (steps take ~0.25 s, so the learned one is lower)
 BARRIER_TIMEOUT = 8  # seconds: the example names the missing rank this long into a hang
+# Longer than the hang timeout (and than the whole recovery): no log line names the hung rank
+# before recovery acts, so only the ranks' stacks can.
+LONG_BARRIER_TIMEOUT = 600
 STRAGGLER_SUSTAIN = "20s"
 SLOW_SECONDS = 1.0  # extra per step on the slow rank: a 0.25 s step becomes 1.25 s
 
@@ -50,14 +53,19 @@ def prepare(workdir: Path, fault: str) -> tuple[Path, Path]:
 
 
 def fault_env(
-    fault: str, *, steps: int = STEPS, fault_step: int = FAULT_STEP, node: str | None = None
+    fault: str,
+    *,
+    steps: int = STEPS,
+    fault_step: int = FAULT_STEP,
+    node: str | None = None,
+    barrier_timeout: float = BARRIER_TIMEOUT,
 ) -> dict[str, str]:
     env = {
         "RECOVERY_PYTHON": sys.executable,
         "RECOVERY_EXAMPLE_FAULT": fault,
         "RECOVERY_EXAMPLE_FAULT_STEP": str(fault_step),
         "RECOVERY_EXAMPLE_STEPS": str(steps),
-        "RECOVERY_EXAMPLE_BARRIER_TIMEOUT": str(BARRIER_TIMEOUT),
+        "RECOVERY_EXAMPLE_BARRIER_TIMEOUT": f"{barrier_timeout:g}",
         "RECOVERY_EXAMPLE_SLOW_SECONDS": str(SLOW_SECONDS),
     }
     if node is not None:

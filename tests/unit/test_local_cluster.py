@@ -428,3 +428,16 @@ async def test_bad_submissions_change_nothing(sched: LocalScheduler, workdir: Pa
     with pytest.raises(SchedulerError, match="'='"):
         await sched.submit(request(workdir, "true", env={"A=B": "x"}))
     assert local_cluster.status().jobs == []
+
+
+async def test_a_running_jobs_process_groups_are_its_copies_per_node(sched: LocalScheduler, workdir: Path) -> None:
+    """What the hung-job stack collection reaches the ranks through (activities/hangstacks)."""
+    sub = await sched.submit(request(workdir, SLEEPER, nodes=2))
+    await wait_files(workdir / "pid.node1", workdir / "pid.node2")
+    groups = await sched.process_groups(sub.job_id)
+    assert groups == {"node1": pids(workdir / "pid.node1")[0], "node2": pids(workdir / "pid.node2")[0]}
+    assert all(os.getpgid(pid) == pid for pid in groups.values()), "each copy leads its own group"
+    await sched.cancel(sub.job_id)
+    assert await sched.process_groups(sub.job_id) == {}, "an ended job runs nothing"
+    with pytest.raises(JobNotFound):
+        await sched.process_groups("999")
