@@ -134,13 +134,16 @@ def _while_running(obs: JobObservation, inp: WatchInput, log: AttemptLog, now: f
         return WatchResult(
             event="progress",
             observation=obs,
-            log_offset=log.offset,
+            # Where this attempt's output starts, not where this read stopped: the next watch
+            # reads the attempt again from there, so a failure already read (a fast job can
+            # print its first step and its fatal error in one read) is not lost with this reader.
+            log_offset=attempt.log_offset,
             first_step=log.first.step,
             first_step_at=log.first_at,
         )
     hung = log.hung(now)
     if hung is not None:
-        text = f"no progress for {hung.describe()}"
+        text = hung.describe()  # "no progress for 10s (>...)": it says what it is itself
         evidence = Evidence(source=log.path, text=text, line=_line(hung.last))
         # A hang failed when its progress stopped: that is where its detection delay starts.
         return _stuck("hang", obs, attempt, log, evidence, hung.silent_for)
