@@ -13,9 +13,13 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from activities.straggler import StragglerConfig
+    from workflows.policy import Policy
 
 Command = Callable[[argparse.Namespace], int]
 READ_SIZE = 8 << 20
@@ -35,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="which node ran which rank: 'node1:0-3,node2:4-7', or a YAML/JSON file {rank: node}",
     )
     _catalog_option(p)
+    p.add_argument(
+        "--policy",
+        metavar="NAME|FILE",
+        help="a built-in policy name or a YAML file, as `submit --policy` takes, checked whole: its straggler"
+        " keys apply to the log's pace (min_drop; sustain as the bound); a log file has no clock to time a hang by",
+    )
     p.add_argument(
         "--progress-pattern",
         action="append",
@@ -61,16 +71,18 @@ def _catalog_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _guarded(command: Command) -> Command:
-    """Bad input (a catalog file, a layout, a pattern) is one line on stderr and exit status 2."""
+    """Bad input (a catalog file, a layout, a pattern, a policy) is one line on stderr and exit
+    status 2."""
 
     def run(args: argparse.Namespace) -> int:
         from activities.progress import ProgressError
         from activities.signatures.catalog import CatalogError
         from activities.signatures.engines import EngineError
+        from workflows.policy_files import PolicyError
 
         try:
             return command(args)
-        except (CatalogError, EngineError, ProgressError, LayoutError) as err:
+        except (CatalogError, EngineError, ProgressError, LayoutError, PolicyError) as err:
             print(f"recovery {args.command}: {err}", file=sys.stderr)
             return 2
         except BrokenPipeError:
@@ -89,10 +101,11 @@ def _diagnose(args: argparse.Namespace) -> int:
     catalog = load_catalog(*args.signatures) if args.signatures else None
     parser = ProgressParser(args.progress_pattern) if args.progress_pattern else None
     layout = parse_layout(args.layout) if args.layout else {}
+    policy = _policy(args.policy) if args.policy else None
     status = 0
     for name in args.files:
         try:
-            result = diagnose_file(Path(name), catalog, parser, layout)
+            result = diagnose_file(Path(name), catalog, parser, layout, policy=policy)
         except OSError as err:
             print(f"recovery diagnose: {name}: {err.strerror or err}", file=sys.stderr)
             status = 1
@@ -105,11 +118,33 @@ def _diagnose(args: argparse.Namespace) -> int:
     return status
 
 
-def diagnose_file(path: Path, catalog: Any, parser: Any, layout: dict[int, str]) -> dict[str, Any]:
+def _policy(name_or_path: str) -> Policy:
+    """The policy `submit --policy` would run with: a built-in name or a YAML file, checked whole."""
+    from workflows.policy_files import PolicyError, load_policy
+
+    policy = load_policy(name_or_path)
+    if policy.straggler.sustain.total_seconds() <= 0:
+        raise PolicyError(f"{name_or_path}: straggler.sustain must be longer than 0s")
+    return policy
+
+
+def straggler_config(policy: Policy | None) -> StragglerConfig | None:
+    """The policy's straggler keys for the log's own pace: the smallest drop to detect, and
+    `sustain` as the longest it may take (counted in the log's step times, or its steps)."""
+    from activities.straggler import StragglerConfig
+
+    if policy is None:
+        return None
+    return StragglerConfig(min_drop=policy.straggler.min_drop, sustain=policy.straggler.sustain.total_seconds())
+
+
+def diagnose_file(
+    path: Path, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
+) -> dict[str, Any]:
     """The `diagnose --json` object for one file (without `file`), read in chunks."""
     from activities.signatures.diagnosis import LogDiagnoser
 
-    diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser)
+    diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy))
     with path.open("rb") as f:
         while chunk := f.read(READ_SIZE):
             diagnoser.feed(chunk)

@@ -84,11 +84,12 @@ class Hang(_Section):
 
 
 class Straggler(_Section):
-    """A throughput drop of at least `min_drop` below the recent healthy baseline, sustained
-    for `sustain`. Detection always runs; acting on it is opt-in (`enabled`)."""
+    """A sustained throughput drop of at least `min_drop` below the run's healthy baseline,
+    declared once the evidence shows it, and by `sustain` after it began at the latest.
+    Detection always runs; acting on it is opt-in (`enabled`)."""
 
     enabled: bool = False
-    min_drop: float = Field(default=0.15, gt=0, lt=1)
+    min_drop: float = Field(default=0.10, gt=0, lt=1)
     sustain: Duration = timedelta(minutes=10)
 
 

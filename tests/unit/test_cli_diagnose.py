@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
+from activities.report import format_progress
 from worker.cli import dispatch
 from worker.cli_diagnose import LayoutError, parse_layout
 
@@ -105,3 +107,51 @@ def test_layout_files(tmp_path: Path) -> None:
     path.write_text("node1: [0, 1]\n")
     with pytest.raises(LayoutError, match="maps ranks"):
         parse_layout(str(path))
+
+
+def slowing_log(path: Path, *, healthy: int = 60, slow: int = 40, drop: float = 0.2) -> Path:
+    """Four-second steps, then `slow` steps `drop` slower: 200 s of slowdown at most."""
+    rnd = random.Random(5)
+    lines = []
+    for step in range(1, healthy + slow + 1):
+        seconds = 4.0 * (1 + 0.02 * rnd.gauss(0, 1)) / (1 - drop if step > healthy else 1.0)
+        lines.append(f"0: {format_progress(step, total=1000, rank=0, step_time=round(seconds, 3))}\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def test_diagnose_applies_a_policys_straggler_keys(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    log = slowing_log(tmp_path / "job.out")
+    assert dispatch(["diagnose", "--json", str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["symptom"] == "none"  # the default 10m: too early to tell
+    assert dispatch(["diagnose", "--json", "--policy", "default", str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["symptom"] == "none"
+    quick = tmp_path / "quick.yaml"
+    quick.write_text("name: quick\nstraggler: {sustain: 2m}\nhang: {min_timeout: 1m}\n")
+    assert dispatch(["diagnose", "--json", "--policy", str(quick), str(log)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["symptom"] == "straggler" and result["evidence"][0]["line"] == 61  # where it began
+    coarse = tmp_path / "coarse.yaml"
+    coarse.write_text("name: coarse\nstraggler: {sustain: 2m, min_drop: 0.3}\n")
+    assert dispatch(["diagnose", "--json", "--policy", str(coarse), str(log)]) == 0
+    assert json.loads(capsys.readouterr().out)["symptom"] == "none"  # 20 % is less than its min_drop
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("straggler: {min_drop: 2}\n", ":1:"),
+        ("hang: {min_timeout: soon}\n", "hang.min_timeout"),
+        ("straggler: {sustain: 0s}\n", "straggler.sustain"),
+    ],
+)
+def test_a_bad_policy_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, text: str, message: str
+) -> None:
+    policy = tmp_path / "bad.yaml"
+    policy.write_text(text)
+    assert dispatch(["diagnose", "--policy", str(policy), str(LOGS / "healthy.log")]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and message in err and str(policy) in err
+    assert dispatch(["diagnose", "--policy", "no-such-policy", str(LOGS / "healthy.log")]) == 2
+    assert "unknown policy 'no-such-policy'" in capsys.readouterr().err

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 
 import pytest
 
@@ -62,11 +64,98 @@ def test_one_slow_sample_or_a_short_dip_is_never_enough() -> None:
         assert detector.add(i * 10.0, 500.0) is None
 
 
-def test_a_noisy_run_needs_a_bigger_drop() -> None:
-    def noisy(t: float, rnd: random.Random) -> tuple[float, bool]:
-        return 1000.0 * (1 + 0.15 * rnd.gauss(0, 1)) * (0.8 if t >= 1800 else 1.0), False
+def heavy(rnd: random.Random, noise: float) -> float:
+    """A rate factor with relative spread `noise` and heavy tails (Student's t, 3 degrees)."""
+    t3 = rnd.gauss(0, 1) / math.sqrt(sum(rnd.gauss(0, 1) ** 2 for _ in range(3)) / 3)
+    return max(0.3, 1.0 + noise * t3 / math.sqrt(3))
 
-    assert run(StragglerDetector(), 7200.0, 10.0, noisy, 3) is None
+
+def first_verdict(detector: StragglerDetector, rates: list[float], every: float = 1.0, steps: int = 1) -> int | None:
+    """Feed one rate per sample; the index of the first sample with a verdict."""
+    for i, rate in enumerate(rates):
+        if detector.add(i * every, rate, ref=i, steps=steps) is not None:
+            return i
+    return None
+
+
+def drop_run(seed: int, noise: float, drop: float, healthy: int = 600, slow: int = 600) -> list[float]:
+    rnd = random.Random(seed)
+    return [1000.0 * heavy(rnd, noise) * (1 - drop if i >= healthy else 1.0) for i in range(healthy + slow)]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_10_percent_drop_is_found_where_it_began(seed: int) -> None:
+    detector = StragglerDetector()  # the defaults: min_drop 0.10, sustain 600 (samples a second apart)
+    found = first_verdict(detector, drop_run(seed, 0.04, 0.10))
+    assert found is not None and 600 < found <= 1200
+    verdict = detector.verdict
+    assert verdict is not None and 0.07 < verdict.drop < 0.13
+    assert 590 <= verdict.since <= 620 and verdict.ref == int(verdict.since)
+    assert "below the run's recent baseline" in verdict.describe()
+
+
+def test_a_noisy_run_needs_more_evidence() -> None:
+    """The statistic's threshold grows with the baseline's spread: the same drop takes more
+    samples to be sure of in a noisy run, and is still found within `sustain`."""
+    config = StragglerConfig(min_steps=5)  # persistence out of the way: evidence decides
+    delays = {}
+    for noise in (0.02, 0.25):
+        found = [first_verdict(StragglerDetector(config), drop_run(seed, noise, 0.25)) for seed in range(8)]
+        assert all(f is not None and 600 <= f <= 1200 for f in found)
+        delays[noise] = statistics.median(f - 600 for f in found if f is not None)
+    assert delays[0.25] > 2 * delays[0.02]
+
+
+def test_a_drop_smaller_than_min_drop_is_never_declared() -> None:
+    for seed in range(10):
+        assert first_verdict(StragglerDetector(), drop_run(seed, 0.03, 0.05, slow=3000)) is None
+
+
+def test_a_drop_lasting_sustain_is_declared_by_then_with_few_samples() -> None:
+    """Long steps, a sample every 10 s: `sustain` (10 minutes) is 60 samples, fewer than
+    `min_steps`; the slowdown still has to be declared within it."""
+    for seed in range(10):
+        rates = drop_run(seed, 0.05, 0.10, healthy=100, slow=60)
+        found = first_verdict(StragglerDetector(), rates, every=10.0)
+        assert found is not None and found >= 100, seed
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_warmup_spikes_and_dips_are_never_stragglers(seed: int) -> None:
+    rnd = random.Random(seed)
+    rates = [1000.0 * heavy(rnd, 0.05) for _ in range(3000)]
+    rates[0] /= 30  # compiling
+    for i in range(1, 30):
+        rates[i] /= 1 + 2 * math.exp(-i / 5)  # warming up
+    for start in range(100, 3000, 100):  # a checkpoint or an evaluation: a few steps 2-10x slower
+        for i in range(start, start + rnd.randint(1, 3)):
+            rates[i] /= rnd.uniform(2, 10)
+    for start in (420, 1130, 1940, 2650):  # short dips: 10-30 steps 10-50 % slower, then back
+        depth = rnd.uniform(0.1, 0.5)
+        for i in range(start, start + rnd.randint(10, 30)):
+            rates[i] *= 1 - depth
+    assert first_verdict(StragglerDetector(), rates) is None
+
+
+def test_a_line_every_n_steps_counts_its_steps() -> None:
+    """Persistence is counted in steps: a log line every 10 steps needs a tenth of the lines."""
+    rates = drop_run(1, 0.02, 0.25, healthy=100, slow=60)
+    every_step = first_verdict(StragglerDetector(), rates, steps=1)
+    every_ten = first_verdict(StragglerDetector(), rates, steps=10)
+    assert every_step is None  # 60 steps are not yet a sustained slowdown
+    assert every_ten is not None and every_ten - 100 < 20
+
+
+def test_the_warmup_is_not_the_baseline_and_a_reset_starts_over() -> None:
+    detector = StragglerDetector()
+    for i in range(5):
+        assert detector.add(i, 10.0) is None  # compiling: not even a baseline
+    assert detector.baseline() is None
+    for i in range(5, 100):
+        detector.add(i, 1000.0)
+    assert detector.baseline() == pytest.approx((1000.0, 900.0))
+    detector.reset_baseline()
+    assert detector.baseline() is None and detector.verdict is None
 
 
 def test_recovery_clears_the_verdict() -> None:

@@ -1,0 +1,91 @@
+"""Diagnosis quality on the corpus of real logs, stragglers by drop size, and diagnose throughput.
+
+    .venv/bin/python benchmarks/diagnosis_quality.py                 # everything
+    .venv/bin/python benchmarks/diagnosis_quality.py --quality-only --misses
+
+1. `recovery diagnose` on `tests/corpus/` (README there): found, false alarms, retryable,
+   category and culprit, for the development and the held-out part, side by side with "retry
+   everything" (every log a retryable failure); then per labelled category, and the confusion
+   matrix of categories. `--misses` lists the development part's misses only: the held-out
+   part is never read for tuning.
+2. Stragglers: `benchmarks/straggler_quality.py` (recall by drop size, false alarms, delay).
+3. Throughput: `benchmarks/scan_throughput.py` (the scanner, `recovery diagnose` and GNU grep
+   given the same catalog, on the same generated log, in one run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.corpus.scoring import CATEGORIES, PARTS, Scores, load, score  # noqa: E402
+
+TARGETS = {"found": 0.92, "false_alarms": 1 / 80, "retryable": 0.88, "category": 0.80, "culprit": 0.65}
+
+
+def _retry_everything(scores: Scores, retryable_true: int) -> str:
+    return f"{retryable_true / scores.failures:.2f}" if scores.failures else "-"
+
+
+def quality(show_misses: bool) -> None:
+    results: dict[str, Scores] = {}
+    retry_all: dict[str, int] = {}
+    for part in PARTS:
+        items = load(part)
+        results[part] = score(items)
+        retry_all[part] = sum(1 for i in items if i.failed and i.retryable is True)
+    print("\n## Diagnosis on the corpus of real logs\n")
+    header = "| figure | " + " | ".join(f"{p} ({results[p].failures}+{results[p].healthy})" for p in PARTS)
+    print(header + " | retry everything (dev / held-out) | target (held-out) |")
+    print("|---" * (len(PARTS) + 3) + "|")
+    for name, target in TARGETS.items():
+        cells = []
+        for part in PARTS:
+            s, rate = results[part], results[part].rates()[name]
+            cells.append(f"{s.false_alarms}/{s.healthy}" if name == "false_alarms" else f"{rate:.2f}")
+        base = " / ".join(_retry_everything(results[p], retry_all[p]) for p in PARTS) if name == "retryable" else "-"
+        goal = "≤ 1 per 80" if name == "false_alarms" else f"≥ {target:.2f}"
+        print(f"| {name} | " + " | ".join(cells) + f" | {base} | {goal} |")
+    for part in PARTS:
+        _per_category(part, results[part])
+    if show_misses:
+        print("\n## Misses in the development part\n")
+        for item, result, why in results["dev"].misses:
+            print(f"- {item.file}: {why}\n    label: {item.symptom}/{item.category}: {item.reason}")
+            print(f"    got:   {result['symptom']}/{result['category']}: {result['explanation'][:200]}")
+
+
+def _per_category(part: str, s: Scores) -> None:
+    print(f"\n### {part}: labelled category (rows) against diagnosed category (columns)\n")
+    short = [c[:6] for c in CATEGORIES]
+    print("| label | n | " + " | ".join(short) + " |")
+    print("|---" * (len(CATEGORIES) + 2) + "|")
+    for label in CATEGORIES:
+        row = [s.confusion[(label, got)] for got in CATEGORIES]
+        if sum(row):
+            print(f"| {label} | {sum(row)} | " + " | ".join(str(n) if n else "." for n in row) + " |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quality-only", action="store_true", help="only the corpus figures")
+    parser.add_argument("--misses", action="store_true", help="list the development part's misses")
+    parser.add_argument("--size-mib", type=int, default=1024, help="throughput log size")
+    args = parser.parse_args()
+    quality(args.misses)
+    if args.quality_only:
+        return
+    print("\n## Stragglers\n", flush=True)
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "straggler_quality.py")], check=True)
+    print("\n## Throughput\n", flush=True)
+    argv = [sys.executable, str(ROOT / "benchmarks" / "scan_throughput.py"), "--size-mib", str(args.size_mib)]
+    subprocess.run([*argv, "--flat-gib", "0"], check=True)
+
+
+if __name__ == "__main__":
+    main()
