@@ -144,7 +144,7 @@ class Sampler:
     def thin(self, candidates: list[tuple[int, int]], sampled: frozenset[int]) -> list[tuple[int, int]]:
         stride = self.stride()
         if stride == 1:
-            self.seen += sum(1 for pid, _ in candidates if pid in sampled)
+            self.seen += len({at for pid, at in candidates if pid in sampled})  # lines, not matches
             return candidates
         other = {at for pid, at in candidates if pid not in sampled}  # lines a signature matched
         lines = sorted({at for pid, at in candidates if at not in other})

@@ -28,11 +28,22 @@ def wrap_width(block: bytes) -> int:
     full = lengths.count(width)
     if width < MIN_WIDTH or full < MIN_ROWS or full * 20 < len(rows):
         return 0
-    if full * 10 > len(rows) * 9:  # (nearly) every row that wide: a console that pads rows, or records
-        padded = sum(1 for row, n in zip(rows, lengths, strict=True) if n == width and row.endswith(b" "))
-        return width if padded * 4 >= full else 0
+    padded = sum(1 for row, n in zip(rows, lengths, strict=True) if n == width and row.endswith(b" "))
+    if padded * 4 >= full:  # a console that pads its rows to its width
+        return width
+    if full * 10 > len(rows) * 9:  # (nearly) every row that wide and none padded: records
+        return 0
     near = sum(1 for n in lengths if width - 3 <= n < width)
-    return width if full >= 4 * near else 0
+    return width if full >= 4 * near and not _records(rows, lengths, width) else 0
+
+
+def _records(rows: list[bytes], lengths: list[int], width: int) -> bool:
+    """Whether the widest rows are whole records: the row after one starts as those rows do
+    (`recovery-progress step=...` after `recovery-progress step=...`), where a wrapped row's
+    continuation starts mid-text."""
+    heads = {row[:8] for row, n in zip(rows, lengths, strict=True) if n == width}
+    following = [rows[i + 1][:8] for i, n in enumerate(lengths[:-1]) if n == width]
+    return bool(following) and sum(head in heads for head in following) * 2 > len(following)
 
 
 def join(block: bytes, width: int) -> tuple[bytes, list[int]]:
