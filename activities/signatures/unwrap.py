@@ -34,7 +34,12 @@ def wrap_width(block: bytes) -> int:
     if full * 10 > len(rows) * 9:  # (nearly) every row that wide and none padded: records
         return 0
     near = sum(1 for n in lengths if width - 3 <= n < width)
-    return width if full >= 4 * near and not _records(rows, lengths, width) else 0
+    # A cut falls anywhere, mostly inside a word; a fixed-width record ends where its format
+    # does (Megatron's iteration lines all end in ` |`).
+    midword = sum(1 for row, n in zip(rows, lengths, strict=True) if n == width and row[-1:].isalnum())
+    if full < 4 * near or midword * 2 < full:
+        return 0
+    return 0 if _records(rows, lengths, width) else width
 
 
 def _records(rows: list[bytes], lengths: list[int], width: int) -> bool:

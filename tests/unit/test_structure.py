@@ -182,3 +182,13 @@ def test_records_of_nearly_equal_length_are_not_taken_for_wrapped_rows() -> None
     assert wrap_width(("\n".join(rows) + "\n").encode()) == 0
     fixed = [f"record {i:06d} " + "x" * 80 for i in range(50)]  # every row one width, none padded
     assert wrap_width(("\n".join(fixed) + "\n").encode()) == 0
+
+
+def test_fixed_width_records_interleaved_with_other_lines_are_not_wrapped_rows() -> None:
+    megatron = [
+        f"0: [rank0]: iteration {s:8d}/ 1000000 | elapsed time per iteration (ms): 812.5 | lm loss: 2.5E+00 |"
+        for s in range(1, 40)
+    ]
+    chatter = [f"{s % 8}: node{s % 4}:40{s:02d}:41{s:02d} [0] NCCL INFO Channel 0{s % 9}/32" for s in range(1, 40)]
+    rows = [row for pair in zip(megatron, chatter, strict=True) for row in pair]
+    assert wrap_width(("\n".join(rows) + "\n").encode()) == 0
