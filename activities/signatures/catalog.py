@@ -21,7 +21,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from activities.signatures import dialect
-from activities.signatures.tables import Category, TableError, builtin_tables, lookup, signature_entries
+from activities.signatures.tables import TableError, builtin_tables, lookup, signature_entries
+from workflows.models import Category
 
 SignatureSymptom = Literal["crash", "hang"]
 SignatureCategory = Category

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from activities.signatures.prefixes import LineContext, node_name
 from activities.signatures.scanner import LineMatch
+from workflows.models import Category
 
 EVIDENCE_TEXT = 500
 
@@ -36,16 +37,7 @@ class LogDiagnosis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     symptom: Literal["crash", "hang", "straggler", "none"]
-    category: Literal[
-        "hardware",
-        "network",
-        "application",
-        "out_of_memory",
-        "scheduler",
-        "system_software",
-        "unknown",
-        "none",
-    ]
+    category: Category | Literal["none"]
     retryable: bool | None
     implicated: Implicated = Field(default_factory=Implicated)
     # Whether the nodes it implicates should be kept out of a restart: false when the failure

@@ -28,15 +28,8 @@ from typing import Any, Literal, cast, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-Category = Literal[
-    "hardware",
-    "network",
-    "application",
-    "out_of_memory",
-    "scheduler",
-    "system_software",
-    "unknown",
-]
+from workflows.models import Category
+
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The keys of an entry that are the signature's own; every other key is a fact of the reference.
 SIGNATURE_KEYS = frozenset(
