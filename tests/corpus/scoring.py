@@ -19,23 +19,17 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import yaml
 
+from workflows.models import Category, SymptomKind
+
 CORPUS = Path(__file__).resolve().parent
 PARTS = ("dev", "heldout")
-SYMPTOMS = ("crash", "hang", "straggler", "none")
-CATEGORIES = (
-    "hardware",
-    "network",
-    "application",
-    "out_of_memory",
-    "scheduler",
-    "system_software",
-    "unknown",
-    "none",
-)
+# The contract's words (`recovery diagnose --json`), plus `none` for a healthy log.
+SYMPTOMS = (*get_args(SymptomKind), "none")
+CATEGORIES = (*get_args(Category), "none")
 CULPRIT_KINDS = ("nodes", "ranks", "gpus", "peers")
 HELD_OUT_PERCENT = 30
 
