@@ -13,7 +13,9 @@ Rules:
   dropped (a traceback that was caught and logged, a retried connection, a warning). A log
   without any progress lines cannot show survival, so every match in it counts.
 - The earliest fatal root-cause match wins; cascades (follow-on errors) win only when no root
-  cause is left. On one line, the signature with the higher `priority` speaks for it.
+  cause is left. On one line, the signature with the higher `priority` speaks for it. A node
+  fault (hardware, excluding its node) outranks an earlier error of the kinds it causes
+  (`unknown`, `system_software`, `network`): it is their cause even when printed after them.
 - A root cause implicates the rank and host that wrote its line (from line prefixes, see
   `prefixes.py`) and what its pattern's groups name. A cascade implicates only what its groups
   name: the rank that reports a timeout is a victim, not the culprit. A hardware cascade (Xid
@@ -243,8 +245,7 @@ class LogDiagnoser:
         this log's per-rank times even if the log's own pace has not reached a verdict yet."""
         pool = self._tiers()
         if pool:
-            winner = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
-            return self._explain(winner)
+            return self._explain(_winner(pool))
         slowdown = self._pace.verdict()
         if slowdown is None and straggling is not None:
             slowdown = self._pace.slowdown(straggling)
@@ -317,6 +318,22 @@ class LogDiagnoser:
         if not blocks:
             return None
         return min(blocks, key=lambda b: (b.fields.get("when", "~"), b.line))
+
+
+# What a failing GPU or node makes a program print: an illegal memory access, no device, a
+# launch failure, a peer that vanished. When the log also holds the fault itself (an Xid, a GPU
+# lost, uncorrectable ECC), that fault is the cause wherever it appears: logs often carry the
+# program's error first and the `dmesg` or `nvidia-smi` output pasted or collected after it.
+EXPLAINED_BY_HARDWARE = frozenset({"unknown", "system_software", "network"})
+
+
+def _winner(pool: list[_Candidate]) -> _Candidate:
+    """The earliest root cause (on one line, the higher priority), unless a node fault explains it."""
+    first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
+    if first.signature.category not in EXPLAINED_BY_HARDWARE:
+        return first
+    faults = [c for c in pool if c.signature.category == "hardware" and c.signature.exclude and not c.fallback]
+    return min(faults, key=lambda c: (c.match.line, -c.signature.priority)) if faults else first
 
 
 def _sentence(sig: Signature, found: Implicating, others: int) -> str:

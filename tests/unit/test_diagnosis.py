@@ -330,3 +330,21 @@ def test_a_hardware_cascade_alone_still_names_the_host_that_logged_it() -> None:
     result = diagnose(log)
     assert (result.category, result.evidence[0].signature) == ("hardware", "xid-154")
     assert result.implicated.nodes == ["gpu-node-07"] and result.implicated.gpus == ["0000:b7:00"]
+
+
+def test_a_gpu_fault_printed_after_the_error_it_caused_is_the_cause() -> None:
+    # A user's report: the program's CUDA error first, then what nvidia-smi said about the GPU.
+    d = diagnose(
+        "CUDA Error: no CUDA-capable device is detected\n"
+        "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error\n"
+    )
+    assert (d.symptom, d.category, d.retryable, d.exclude) == ("crash", "hardware", True, True)
+    assert d.implicated.gpus == ["0000:03:00"]
+
+
+def test_a_gpu_fault_does_not_explain_a_users_bug() -> None:
+    d = diagnose(
+        "[rank0]: ValueError: expected 3 channels, got 4\n"
+        "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
+    )
+    assert d.category == "application"
