@@ -7,6 +7,9 @@
     Mar  3 12:34:56 node7 kernel: ...    syslog (also ISO timestamps)
     [node7] ...                          a bracketed host name (with a digit in it)
     node7: ...                           pdsh/clush host prefix (with a digit in it)
+    (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
+    (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes
+    [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
 
 Only the first few hundred characters are looked at, with anchored patterns, so this is cheap
 and cannot be slowed down by long lines.
@@ -33,6 +36,10 @@ _SYSLOG = re.compile(
     r" ([\w.-]{1,63}) [\w./-]{1,40}(?:\[\d+\])?: "  # host, then program[pid]:
 )
 _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
+# Ray puts the process's name, pid and node address before every line it forwards to the driver.
+_RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
+# Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
+_ENGINE_RANK = re.compile(r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]")
 
 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
@@ -63,10 +70,10 @@ def line_context(text: str) -> LineContext:
     host: str | None = None
     if m := _SRUN.match(head):
         rank, head = int(m.group(1)), head[m.end() :]
-    elif (m := _PDSH.match(head)) and _named(m.group(1)):
+    elif ((m := _PDSH.match(head)) and _named(m.group(1))) or (m := _RAY.match(head)):
         host, head = m.group(1), head[m.end() :]
-    if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head)):
-        rank = int(m.group(1))
+    if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head)):
+        rank = int(next(g for g in m.groups() if g is not None))
     local = _LOCAL.search(head)
     if host is None:
         host = _host(head)
