@@ -19,9 +19,9 @@ from typing import Any, cast
 
 import re2
 
-# The groups a pattern may capture. host, rank, gpu, pci and peer say what a failure implicates;
-# exit_code and signal describe how a process ended.
-GROUPS = frozenset({"host", "rank", "gpu", "pci", "peer", "exit_code", "signal"})
+# The groups a pattern may capture. host, rank, ranks (a list: `8-15`, `1,3,5-7`), gpu, pci and
+# peer say what a failure implicates; exit_code and signal describe how a process ended.
+GROUPS = frozenset({"host", "rank", "ranks", "gpu", "pci", "peer", "exit_code", "signal"})
 
 # Anchors that mean "start/end of the whole text" differ between block and line matching.
 _TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*\\[AzZC]")

@@ -69,6 +69,8 @@ class Implicating:
             add_once(self.nodes, node_name(host))
         if (rank := groups.get("rank")) and rank.isdigit():
             add_once(self.ranks, int(rank))
+        for listed in rank_list(groups.get("ranks", "")):
+            add_once(self.ranks, listed)
         if pci := groups.get("pci"):
             add_once(self.gpus, pci.lower())
         if gpu := groups.get("gpu"):
@@ -117,6 +119,20 @@ class Implicating:
 
 
 T = TypeVar("T")
+MAX_LISTED_RANKS = 64  # `tasks 0-4095` names the whole job, not a culprit worth listing
+
+
+def rank_list(text: str) -> list[int]:
+    """Ranks from a list as Slurm prints it: `8-15`, `1,3,5-7`."""
+    ranks: list[int] = []
+    for part in text.split(","):
+        first, _, last = part.partition("-")
+        if not first.isdigit() or (last and not last.isdigit()):
+            continue
+        ranks.extend(range(int(first), int(last or first) + 1)[: MAX_LISTED_RANKS - len(ranks)])
+        if len(ranks) >= MAX_LISTED_RANKS:
+            break
+    return ranks
 
 
 def add_once(items: list[T], value: T) -> None:
