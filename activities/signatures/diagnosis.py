@@ -30,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -48,7 +49,7 @@ from activities.signatures.result import (
 )
 from activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
 from activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
-from activities.signatures.structure import Tracebacks, Uncaught
+from activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught
 from activities.straggler import StragglerConfig
 
 __all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
@@ -56,11 +57,14 @@ __all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
 # torchelastic's error summary, one field per line, after "Root Cause (first observed failure):".
 ELASTIC_PATTERNS = [
     ("elastic:root-cause", r"Root Cause \(first observed failure\)"),
-    ("elastic:time", r"\btime\s+: (?P<when>\S+)"),
-    ("elastic:host", r"\bhost\s+: (?P<host>[\w.-]+)"),
-    ("elastic:rank", r"\brank\s+: (?P<rank>\d+) \(local_rank: \d+\)"),
-    ("elastic:exitcode", r"\bexitcode\s+: (?P<exit_code>-?\d+)"),
-    ("elastic:signal", r"\btraceback\s+: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
+    # An entry of its "Failures:" list (`[1]:` on a line of its own): the other ranks that
+    # failed. It speaks only when the root-cause block is not in the log (an excerpt cut short).
+    ("elastic:failure", r"^\s*\[\d+\]:\s*$"),
+    ("elastic:time", r"\btime\s*: (?P<when>\S+)"),
+    ("elastic:host", r"\bhost\s*: (?P<host>[\w.-]+)"),
+    ("elastic:rank", r"\brank\s*: (?P<rank>\d+) \(local_rank: \d+\)"),
+    ("elastic:exitcode", r"\bexitcode\s*: (?P<exit_code>-?\d+)"),
+    ("elastic:signal", r"\btraceback\s*: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
 EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS
@@ -91,8 +95,13 @@ class _Candidate:
 @dataclass
 class _ElasticBlock:
     line: int
+    root: bool = True  # the root-cause block, or an entry of the other failures
     fields: dict[str, str] = field(default_factory=dict)
     lines: list[LineMatch] = field(default_factory=list)
+
+    def opens(self, line: int) -> bool:
+        """Whether `line` is the first line of this root-cause block's entry."""
+        return self.root and not self.fields and line == self.line + 1
 
 
 @cache
@@ -129,6 +138,9 @@ class LogDiagnoser:
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
+        # The writer of the last traceback header: a logger that prefixes only a record's first
+        # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
+        self._header: tuple[int, LineContext] | None = None
         self._pace = LogPace(straggler or StragglerConfig())
 
     # --- feeding -------------------------------------------------------------------------
@@ -164,11 +176,13 @@ class LogDiagnoser:
             self._structure(structure[0], recognised=bool(signatures))
         if signatures:
             # The more specific signature speaks for its line; between equals, a root cause before
-            # a cascade (`Xid 45 ... caused by previous Xid 149` is both).
-            best = max(signatures, key=lambda m: self._rank_on_line(self.catalog[m.pattern]))
+            # a cascade (`Xid 45 ... caused by previous Xid 149` is both), then the one that names
+            # more places (`srun: error: c002: task 0: Killed` is srun's, not a bare `Killed`).
+            best = max(signatures, key=self._rank_on_line)
             self._add_candidate(best, siblings=[m for m in signatures if m is not best])
-            return None
-        if structure:
+        if structure and structure[0].pattern != "struct:traceback":
+            self._header = None  # its exception line closed the traceback
+        if signatures or structure:
             return None
         elastic = [m for m in matches if m.pattern.startswith("elastic:")]
         if elastic:
@@ -180,9 +194,10 @@ class LogDiagnoser:
         record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
 
-    @staticmethod
-    def _rank_on_line(signature: Signature) -> tuple[int, bool]:
-        return signature.priority, not signature.cascade
+    def _rank_on_line(self, match: LineMatch) -> tuple[int, bool, int]:
+        signature = self.catalog[match.pattern]
+        places = sum(1 for k, v in match.groups.items() if v and k in PLACE_GROUPS)
+        return signature.priority, not signature.cascade, places
 
     def _add_candidate(
         self,
@@ -197,21 +212,42 @@ class LogDiagnoser:
         same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
         if same_kind >= MAX_PENDING:
             return
-        context = line_context(match.text)
+        context = self._writer(match)
+        if _unwinding(match) and any(_unwinding(c.match) for c in self._pending):
+            # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
+            # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
+            signature = signature.model_copy(update={"cascade": True})
         self._pending.append(
             _Candidate(match, signature, context, self.max_step, siblings=siblings or [], fallback=fallback, bare=bare)
         )
 
+    def _writer(self, match: LineMatch) -> LineContext:
+        """Who wrote a line: its own prefix, else that of the traceback it ends."""
+        context = line_context(match.text)
+        if context.rank is not None or context.host is not None or self._header is None:
+            return context
+        line, header = self._header
+        if match.line - line > TRACEBACK_SPAN:
+            return context
+        return LineContext(header.rank, header.host, header.local_rank, severity=context.severity)
+
     def _structure(self, match: LineMatch, *, recognised: bool) -> None:
         """Tracebacks: an exception line that no signature recognised is a fallback candidate."""
+        if match.pattern == "struct:traceback":
+            context = line_context(match.text)
+            prefixed = context.rank is not None or context.host is not None
+            self._header = (match.line, context) if prefixed else None
         uncaught = self._tracebacks.line(match, line_context(match.text))
         if uncaught is not None and not recognised:
             self._add_candidate(match, uncaught_signature(uncaught), fallback=True, bare=not uncaught.traceback)
 
     def _elastic(self, matches: list[LineMatch]) -> None:
         for m in matches:
-            if m.pattern == "elastic:root-cause":
-                self._blocks = [*self._blocks[-MAX_BLOCKS + 1 :], _ElasticBlock(m.line, lines=[m])]
+            if m.pattern == "elastic:failure" and self._blocks and self._blocks[-1].opens(m.line):
+                continue  # the `[0]:` under "Root Cause (first observed failure):" is its own entry
+            if m.pattern in ("elastic:root-cause", "elastic:failure"):
+                block = _ElasticBlock(m.line, lines=[m], root=m.pattern == "elastic:root-cause")
+                self._blocks = [*self._blocks[-MAX_BLOCKS + 1 :], block]
             elif self._blocks and m.line - self._blocks[-1].line <= ELASTIC_BLOCK_LINES:
                 block = self._blocks[-1]
                 block.fields.update(m.groups)
@@ -262,7 +298,10 @@ class LogDiagnoser:
         live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
-        return roots or fallbacks or live
+        # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
+        # more than one that only waited (a timeout, a failed proxy call).
+        told = [c for c in live if c.signature.category != "unknown"]
+        return roots or fallbacks or told or live
 
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
@@ -313,8 +352,10 @@ class LogDiagnoser:
         return others[:4]
 
     def _root_cause_block(self) -> _ElasticBlock | None:
-        """torchelastic's first observed failure; with several agents, the earliest by time."""
+        """torchelastic's first observed failure; with several agents, the earliest by time.
+        Without one, the earliest of the other failures it listed."""
         blocks = [b for b in self._blocks if "rank" in b.fields or "host" in b.fields]
+        blocks = [b for b in blocks if b.root] or blocks
         if not blocks:
             return None
         return min(blocks, key=lambda b: (b.fields.get("when", "~"), b.line))
@@ -324,7 +365,15 @@ class LogDiagnoser:
 # launch failure, a peer that vanished. When the log also holds the fault itself (an Xid, a GPU
 # lost, uncorrectable ECC), that fault is the cause wherever it appears: logs often carry the
 # program's error first and the `dmesg` or `nvidia-smi` output pasted or collected after it.
+PLACE_GROUPS = frozenset({"host", "rank", "ranks", "gpu", "pci", "peer"})
 EXPLAINED_BY_HARDWARE = frozenset({"unknown", "system_software", "network"})
+
+
+_UNWINDING = re.compile(r"NCCL INFO [\w./-]+\.(?:cc|cu|cpp|h|c):\d+ -> \d+")
+
+
+def _unwinding(match: LineMatch) -> bool:
+    return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
 
 
 def _winner(pool: list[_Candidate]) -> _Candidate:

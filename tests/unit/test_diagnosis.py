@@ -287,6 +287,12 @@ def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
         ("RuntimeError: boom", LineContext()),
         ("[titan] x", LineContext()),
         ("12:00:01 INFO x", LineContext()),
+        # Ray's worker prefix names the node by address; vLLM's and SGLang's name the TP rank.
+        ("(RayWorkerWrapper pid=4242, ip=10.0.0.5) RuntimeError: x", LineContext(host="10.0.0.5")),
+        ("(raylet, ip=10.0.0.7) x", LineContext()),
+        ("(VllmWorker rank=3 pid=811) ERROR x", LineContext(rank=3)),
+        ("[2026-01-12 10:57:43 TP5] Scheduler hit an exception", LineContext(rank=5)),
+        ("[2026-01-12 10:57:43 DP1 TP2] x", LineContext(rank=2)),
     ],
 )
 def test_line_context(line: str, expected: LineContext) -> None:
@@ -348,3 +354,77 @@ def test_a_gpu_fault_does_not_explain_a_users_bug() -> None:
         "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
     )
     assert d.category == "application"
+
+
+def test_a_bare_exception_line_belongs_to_the_prefixed_traceback_it_ends() -> None:
+    # Loggers prefix a record's first line only: SGLang's "[date TP3] Scheduler hit an exception".
+    d = diagnose(
+        "[2026-01-12 10:57:43 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "scheduler.py", line 1105, in event_loop_normal\n'
+        "    self.self_check_during_idle()\n"
+        "ValueError: token_to_kv_pool_allocator memory leak detected!\n"
+    )
+    assert (d.category, d.implicated.ranks) == ("application", [3])
+
+
+def test_a_bare_exception_after_a_closed_traceback_names_nobody() -> None:
+    d = diagnose(
+        "[rank1]: Traceback (most recent call last):\n"
+        '[rank1]:   File "train.py", line 3, in <module>\n'
+        "[rank1]: KeyError: 'labels'\n"
+        "ValueError: expected 3 channels, got 4\n"
+    )
+    assert d.implicated.ranks == [1]  # the earliest root cause, rank1's KeyError
+    later = diagnose("[rank1]: Traceback (most recent call last):\n[rank1]: KeyError: 'x'\nValueError: y\n")
+    assert later.evidence[0].text.startswith("[rank1]")
+
+
+def test_nccl_unwinding_names_the_first_frame_not_the_ones_it_passed_through() -> None:
+    d = diagnose(
+        "node3:811:900 [0] NCCL INFO transport/net_ib.cc:1700 -> 2\n"
+        "node3:811:900 [0] NCCL INFO transport/net.cc:850 -> 2\n"
+        "node3:811:900 [0] NCCL INFO group.cc:421 -> 3\n"
+    )
+    assert d.evidence[0].line == 1
+
+
+def test_torchelastic_failures_name_the_rank_when_no_root_cause_block_is_printed() -> None:
+    d = diagnose(
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "------------------------------------------------------------\n"
+        "Failures:\n"
+        "[1]:\n"
+        "  time      : 2024-05-01_10:00:01\n"
+        "  host      : gpu-node-4\n"
+        "  rank      : 5 (local_rank: 1)\n"
+        "  exitcode  : -6 (pid: 4321)\n"
+        "  error_file: <N/A>\n"
+        "  traceback : Signal 6 (SIGABRT) received by PID 4321\n"
+    )
+    assert d.symptom == "crash"
+    assert (d.implicated.ranks, d.implicated.nodes) == ([5], ["gpu-node-4"])
+
+
+def test_srun_names_the_node_and_every_task_of_a_range() -> None:
+    d = diagnose("srun: error: taurusi2031: tasks 10-11,14: Exited with exit code 1\n")
+    assert (d.implicated.nodes, d.implicated.ranks) == (["taurusi2031"], [10, 11, 14])
+    whole_job = diagnose("srun: error: n1: tasks 0-4095: Killed\n")
+    assert len(whole_job.implicated.ranks) == 64
+
+
+def test_on_one_line_the_signature_that_names_the_place_speaks() -> None:
+    # Both srun's task line and a bare "Killed" match; srun's names the node.
+    d = diagnose("srun: error: c002: task 0: Killed\nsrun: Force Terminated StepId=120.0\n")
+    assert d.evidence[0].signature == "srun-task-failed" and d.implicated.nodes == ["c002"]
+
+
+def test_the_kubernetes_device_plugin_names_the_lost_gpu() -> None:
+    d = diagnose(
+        "Pod Allocate failed due to device plugin GetPreferredAllocation rpc failed with err: rpc error:"
+        " code = Unknown desc = Unable to retrieve list of available devices: error creating"
+        " nvml.Device 5: nvml: GPU is lost\n"
+        "job-2q6ld   0/1     UnexpectedAdmissionError   0          4s\n"
+    )
+    assert (d.category, d.implicated.gpus) == ("hardware", ["gpu5"])
