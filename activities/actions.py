@@ -15,11 +15,11 @@ from typing import Protocol
 import structlog
 from temporalio import activity
 
-from activities import failpoints, metrics
-from activities.clock import utcnow
-from activities.errors import PermanentActionError, scheduler_errors
-from activities.schedulers.base import Scheduler
-from workflows.models import (
+from recovery.activities import failpoints, metrics
+from recovery.activities.clock import utcnow
+from recovery.activities.errors import PermanentActionError, scheduler_errors
+from recovery.activities.schedulers.base import Scheduler
+from recovery.workflows.models import (
     Action,
     ActionKind,
     AdoptInput,

@@ -10,14 +10,14 @@ from typing import Protocol, runtime_checkable
 
 from temporalio import activity
 
-from activities import metrics
-from activities.addresses import needs_resolving, with_resolved
-from activities.attribution import Provider, RulesProvider
-from activities.errors import scheduler_errors
-from activities.health import health_evidence, implicates, probe_node
-from activities.rules import as_cluster_nodes, unusable
-from activities.schedulers.base import Scheduler
-from workflows.models import (
+from recovery.activities import metrics
+from recovery.activities.addresses import needs_resolving, with_resolved
+from recovery.activities.attribution import Provider, RulesProvider
+from recovery.activities.errors import scheduler_errors
+from recovery.activities.health import health_evidence, implicates, probe_node
+from recovery.activities.rules import as_cluster_nodes, unusable
+from recovery.activities.schedulers.base import Scheduler
+from recovery.workflows.models import (
     AttributionInput,
     DiagnoseInput,
     DiagnoseResult,

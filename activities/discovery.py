@@ -16,9 +16,9 @@ from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.errors import scheduler_errors
-from activities.schedulers.slurm_comment import parse_comment
-from workflows.models import (
+from recovery.activities.errors import scheduler_errors
+from recovery.activities.schedulers.slurm_comment import parse_comment
+from recovery.workflows.models import (
     DiscoverInput,
     DiscoverResult,
     JobObservation,
@@ -27,7 +27,7 @@ from workflows.models import (
     RunSpec,
     Tuning,
 )
-from workflows.policy_files import PolicyError, load_policy
+from recovery.workflows.policy_files import PolicyError, load_policy
 
 log = structlog.get_logger("recovery.discovery")
 
@@ -109,7 +109,7 @@ def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning
 
 
 async def _start(client: Client, spec: RunSpec, task_queue: str) -> bool:
-    from worker.runs import start_run  # the client-side start, shared with `recovery submit`
+    from recovery.worker.runs import start_run  # the client-side start, shared with `recovery submit`
 
     try:
         await start_run(client, spec, task_queue=task_queue, reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)

@@ -6,7 +6,7 @@ action NVML asks for, clock throttling, Xid events, and whether a GPU is lost. I
 for NVML's sake: no library, driver or GPU gives `available=False` with the reason; a field one
 GPU does not support is recorded in that GPU's `errors` and the probe carries on.
 
-`python -m activities.health [--node NAME]` prints that as one line of JSON and exits 0, so it
+`python -m recovery.activities.health [--node NAME]` prints that as one line of JSON and exits 0, so it
 runs on a node as a scheduler step; `probe_node()` runs it there (`srun -w NODE ... --overlap`
 on Slurm, directly for the local scheduler, whose nodes are all this machine) and never raises
 either. `HealthActivities.probe_node_health` is the Temporal activity around it;
@@ -41,9 +41,9 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from activities.schedulers.base import SchedulerError
-from activities.schedulers.slurm_commands import Runner, message, run_process, slurm_env
-from workflows.models import Evidence, GpuHealth, GpuReading, HealthProbeInput
+from recovery.activities.schedulers.base import SchedulerError
+from recovery.activities.schedulers.slurm_commands import Runner, message, run_process, slurm_env
+from recovery.workflows.models import Evidence, GpuHealth, GpuReading, HealthProbeInput
 
 log = structlog.get_logger("recovery.health")
 
@@ -346,13 +346,13 @@ def probe_argv(
     """The command that probes `node`: an argument list, never a shell string.
 
     Slurm: `srun -w NODE -N1 -n1 --overlap [--jobid=JOB | --immediate=S] [srun_args] PYTHON -m
-    activities.health --node=NODE`. With `job_id` the probe is a step of that job, sharing its
+    recovery.activities.health --node=NODE`. With `job_id` the probe is a step of that job, sharing its
     allocation (`--overlap`); without, srun asks for a new one, and `--immediate` makes it give
     up rather than queue behind the job holding the node. Local: the same Python command, run
     here. Raises ValueError for a name that is not one node, or an unknown scheduler."""
     if not _NODE_NAME.match(node):
         raise ValueError(f"{node!r} is not a node name")
-    command = [python, "-m", "activities.health", f"--node={node}"]
+    command = [python, "-m", "recovery.activities.health", f"--node={node}"]
     if scheduler_name == "local":
         return command
     if scheduler_name != "slurm":
@@ -376,7 +376,7 @@ async def probe_node(
     env: Mapping[str, str] | None = None,
     runner: Runner = run_process,
 ) -> GpuHealth:
-    """Probe `node`'s GPUs by running `python -m activities.health` there. Never raises: a probe
+    """Probe `node`'s GPUs by running `python -m recovery.activities.health` there. Never raises: a probe
     that cannot run, times out or prints nonsense is `available=False` with the reason, because
     attribution must carry on without it."""
     immediate = max(1, int(timeout / 2))  # srun gives up on an allocation before we give up on srun
@@ -519,7 +519,9 @@ def implicates(health: GpuHealth) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print this machine's GpuHealth as one JSON line. Exit 0 whatever NVML said: the JSON says it."""
-    parser = argparse.ArgumentParser(prog="python -m activities.health", description="Print this machine's GPU health.")
+    parser = argparse.ArgumentParser(
+        prog="python -m recovery.activities.health", description="Print this machine's GPU health."
+    )
     parser.add_argument("--node", help="the node name to report (default: this host's name)")
     args = parser.parse_args(argv)
     # stdout carries the JSON line and nothing else: the caller parses it.

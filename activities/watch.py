@@ -15,13 +15,13 @@ from typing import Literal
 import structlog
 from temporalio import activity
 
-from activities import metrics
-from activities.clock import utcnow
-from activities.logwatch import AttemptLog, LogReading
-from activities.progress import ProgressRecord
-from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
-from activities.schedulers.coalesce import CoalescingObserver
-from workflows.models import (
+from recovery.activities import metrics
+from recovery.activities.clock import utcnow
+from recovery.activities.logwatch import AttemptLog, LogReading
+from recovery.activities.progress import ProgressRecord
+from recovery.activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
+from recovery.activities.schedulers.coalesce import CoalescingObserver
+from recovery.workflows.models import (
     Attempt,
     AttemptEnd,
     AttemptEndInput,
@@ -34,7 +34,7 @@ from workflows.models import (
     WatchInput,
     WatchResult,
 )
-from workflows.policy import Policy
+from recovery.workflows.policy import Policy
 
 log = structlog.get_logger("recovery.watch")
 

@@ -15,7 +15,7 @@ import structlog
 from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities import metrics
+from recovery.activities import metrics
 
 RUN_WORKFLOW = "TrainingRun"
 

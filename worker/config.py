@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows.policy import Duration
-from workflows.yaml_models import YamlModelError, parse_model, read_text
+from recovery.workflows.policy import Duration
+from recovery.workflows.yaml_models import YamlModelError, parse_model, read_text
 
 Mode = Literal["act", "observe"]
 

@@ -19,15 +19,15 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from activities.schedulers.local import LocalScheduler
-from worker import local_cluster, logs, runs, settings
-from worker.config import WorkerConfig
-from worker.devserver import DevServer
-from worker.render import timeline
-from worker.run_worker import build_worker
-from worker.submit import build_spec
-from worker.temporal_client import connect
-from workflows.models import RunSpec, RunStatus
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.worker import local_cluster, logs, runs, settings
+from recovery.worker.config import WorkerConfig
+from recovery.worker.devserver import DevServer
+from recovery.worker.render import timeline
+from recovery.worker.run_worker import build_worker
+from recovery.worker.submit import build_spec
+from recovery.worker.temporal_client import connect
+from recovery.workflows.models import RunSpec, RunStatus
 
 FAULT_NODE = "node2"
 RESUMED = re.compile(r"resumed from checkpoint at step (\d+)")
@@ -81,7 +81,7 @@ async def _submit_and_follow(client: Client, server: DevServer) -> RunStatus | N
 def _demo_spec() -> RunSpec:
     workdir = settings.home() / "demo" / time.strftime("%Y%m%d-%H%M%S")
     workdir.mkdir(parents=True, exist_ok=True)
-    package = resources.files("worker.demo_job")
+    package = resources.files("recovery.worker.demo_job")
     for name in ("job.sbatch", "train.py"):
         (workdir / name).write_text(package.joinpath(name).read_text())
     spec = build_spec(str(workdir / "job.sbatch"), ["--steps", "30"], "local", "default", "demo", 2, workdir)

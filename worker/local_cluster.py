@@ -26,13 +26,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from activities.schedulers import local_protocol as wire
-from activities.schedulers.base import SchedulerError, SchedulerUnavailable
-from activities.schedulers.local import call_sync
-from worker import local_procs, local_state, settings
+from recovery.activities.schedulers import local_protocol as wire
+from recovery.activities.schedulers.base import SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import call_sync
+from recovery.worker import local_procs, local_state, settings
 
 DEFAULT_NODES = 4
-_MARK = "worker.local_cluster"
+_MARK = "recovery.worker.local_cluster"
 
 # Daemons this process started: polled so they do not linger as zombies once stopped.
 _children: list[subprocess.Popen[bytes]] = []
@@ -260,12 +260,12 @@ def _kill_orphans() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m worker.local_cluster")
+    parser = argparse.ArgumentParser(prog="python -m recovery.worker.local_cluster")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the daemon in the foreground")
     serve.add_argument("--nodes", type=int, default=DEFAULT_NODES)
     args = parser.parse_args(argv)
-    from worker import local_daemon
+    from recovery.worker import local_daemon
 
     return local_daemon.run(cluster_dir(), args.nodes)
 

@@ -20,10 +20,10 @@ from typing import Any, Literal
 
 import structlog
 
-from activities.schedulers.local_protocol import ClusterStatus
-from worker import local_procs, local_state
-from worker.local_state import ClusterState, JobRecord, NodeRecord, utcnow
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+from recovery.activities.schedulers.local_protocol import ClusterStatus
+from recovery.worker import local_procs, local_state
+from recovery.worker.local_state import ClusterState, JobRecord, NodeRecord, utcnow
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 log = structlog.get_logger("local_cluster")
 

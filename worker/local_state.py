@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from workflows.models import JobObservation, JobState, NodeInfo, TaskResult
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, TaskResult
 
 STATE_VERSION = 1
 

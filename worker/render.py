@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Evidence, RunStatus, RunSummary
+from recovery.workflows.models import Evidence, RunStatus, RunSummary
 
 STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks), shown beside the log's
 

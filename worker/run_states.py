@@ -15,8 +15,8 @@ from temporalio.common import MetricMeter
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
-from activities import metrics
-from workflows.models import RunState
+from recovery.activities import metrics
+from recovery.workflows.models import RunState
 
 log = structlog.get_logger("recovery.worker")
 

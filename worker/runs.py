@@ -18,9 +18,9 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from worker import settings
-from workflows import search_attributes as sa
-from workflows.models import (
+from recovery.worker import settings
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import (
     CancelRequest,
     RunInput,
     RunSpec,
@@ -139,7 +139,7 @@ async def check_namespace(client: Client) -> None:
 async def sbatch_for(spec: RunSpec) -> str:
     """On Slurm the job is submitted here, as the user and with the user's environment (as
     plain sbatch would); the run then adopts it. Its token lets discovery tell it is taken."""
-    from activities.schedulers.slurm import SlurmScheduler
+    from recovery.activities.schedulers.slurm import SlurmScheduler
 
     request = SubmitRequest(
         script=spec.script,

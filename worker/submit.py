@@ -8,9 +8,9 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
-from activities.schedulers.sbatch_script import min_nodes
-from workflows.models import RunSpec, Tuning
-from workflows.policy_files import load_policy
+from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.workflows.models import RunSpec, Tuning
+from recovery.workflows.policy_files import load_policy
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 

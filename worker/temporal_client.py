@@ -8,10 +8,10 @@ from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.service import RPCError
 
-from activities.metrics import BUCKET_OVERRIDES
-from worker import settings
-from worker.config import TemporalConfig, load_config
-from worker.connection import Connection, resolve
+from recovery.activities.metrics import BUCKET_OVERRIDES
+from recovery.worker import settings
+from recovery.worker.config import TemporalConfig, load_config
+from recovery.worker.connection import Connection, resolve
 
 
 class TemporalUnavailable(RuntimeError):

@@ -8,8 +8,8 @@ from temporalio import workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.discovery import DiscoveryActivities
-    from workflows.models import DiscoverInput, DiscoveryInput
+    from recovery.activities.discovery import DiscoveryActivities
+    from recovery.workflows.models import DiscoverInput, DiscoveryInput
 
 
 @workflow.defn(name="SlurmDiscovery")

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.policy import Duration, Policy, SuspectNodes
+from recovery.workflows.policy import Duration, Policy, SuspectNodes
 
 
 class Model(BaseModel):

@@ -12,8 +12,8 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import node_ledger
-    from workflows.models import (
+    from recovery.workflows import node_ledger
+    from recovery.workflows.models import (
         NodeFailure,
         NodeHistoryInput,
         NodeHistoryState,

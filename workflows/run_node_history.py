@@ -14,8 +14,8 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.node_history import NodeHistoryActivities
-    from workflows.models import (
+    from recovery.activities.node_history import NodeHistoryActivities
+    from recovery.workflows.models import (
         Diagnosis,
         DrainInput,
         DrainResult,
@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
         SuspectQuery,
         SuspectRule,
     )
-    from workflows.retries import BOUNDED, ONCE
+    from recovery.workflows.retries import BOUNDED, ONCE
 
 
 async def suspects(rule: SuspectRule, now: datetime, timeout: timedelta) -> list[str]:

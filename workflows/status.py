@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Attempt, Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary, Symptom
+from recovery.workflows.models import (
+    Attempt,
+    Goodput,
+    Milestone,
+    RunRecord,
+    RunSpec,
+    RunState,
+    RunStatus,
+    RunSummary,
+    Symptom,
+)
 
 _FINAL = ("completed", "gave_up", "cancelled")
 

@@ -19,15 +19,15 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from activities.actions import ActionActivities, attempt_from
-    from activities.diagnose import DiagnoseActivities
-    from activities.hangstacks.collect import StackActivities
-    from activities.notify import NotifyActivities
-    from activities.watch import WatchActivities
-    from workflows import run_node_history
-    from workflows import search_attributes as sa
-    from workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
-    from workflows.models import (
+    from recovery.activities.actions import ActionActivities, attempt_from
+    from recovery.activities.diagnose import DiagnoseActivities
+    from recovery.activities.hangstacks.collect import StackActivities
+    from recovery.activities.notify import NotifyActivities
+    from recovery.activities.watch import WatchActivities
+    from recovery.workflows import run_node_history
+    from recovery.workflows import search_attributes as sa
+    from recovery.workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
+    from recovery.workflows.models import (
         Action,
         ActionKind,
         AdoptInput,
@@ -56,8 +56,8 @@ with workflow.unsafe.imports_passed_through():
         WatchInput,
         WatchResult,
     )
-    from workflows.retries import BOUNDED, FOREVER
-    from workflows.status import build_status, public_state
+    from recovery.workflows.retries import BOUNDED, FOREVER
+    from recovery.workflows.status import build_status, public_state
 
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")

@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from worker import settings
-from workflows.models import JobObservation, NodeInfo, SubmitRequest
+from recovery.worker import settings
+from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 # Replies can carry every job the daemon knows; asyncio's default 64 KiB line limit is too small.
 LINE_LIMIT = 64 * 1024 * 1024

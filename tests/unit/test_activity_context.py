@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from worker.activity_context import context_fields
-from workflows.models import (
+from recovery.worker.activity_context import context_fields
+from recovery.workflows.models import (
     Advice,
     Attempt,
     AwaitRequeueInput,

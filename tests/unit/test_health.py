@@ -1,7 +1,7 @@
 """The GPU health probe, without a GPU.
 
 The real probe runs on this machine (no NVIDIA driver: it must say so and not raise) and as
-`python -m activities.health`. NVML's behaviour on GPUs is played by a stand-in module built from
+`python -m recovery.activities.health`. NVML's behaviour on GPUs is played by a stand-in module built from
 the real `pynvml` (its constants and its own NVMLError classes) with the device calls replaced;
 `activities.health.probe_gpus` lists where that stand-in falls short of the real library.
 """
@@ -23,7 +23,7 @@ import pynvml
 import pytest
 from temporalio.testing import ActivityEnvironment
 
-from activities.health import (
+from recovery.activities.health import (
     HealthActivities,
     health_evidence,
     implicates,
@@ -33,9 +33,9 @@ from activities.health import (
     probe_node,
     throttle_names,
 )
-from activities.schedulers.base import SchedulerUnavailable
-from activities.schedulers.slurm_commands import Completed
-from workflows.models import GpuHealth, GpuReading, HealthProbeInput
+from recovery.activities.schedulers.base import SchedulerUnavailable
+from recovery.activities.schedulers.slurm_commands import Completed
+from recovery.workflows.models import GpuHealth, GpuReading, HealthProbeInput
 
 REPO = Path(__file__).resolve().parents[2]
 HAS_NVML = ctypes.util.find_library("nvidia-ml") is not None
@@ -433,7 +433,7 @@ def test_pending_reset_from_readings() -> None:
 def test_module_prints_one_json_line_and_exits_0(tmp_path: Path) -> None:
     # From elsewhere: on a node the step does not start in the repository.
     done = subprocess.run(
-        [sys.executable, "-m", "activities.health", "--node=gpu12"],
+        [sys.executable, "-m", "recovery.activities.health", "--node=gpu12"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -454,13 +454,13 @@ def test_module_prints_one_json_line_and_exits_0(tmp_path: Path) -> None:
 def test_slurm_argv() -> None:
     assert probe_argv("gpu03", "slurm", "/shared/venv/bin/python", immediate=30) == [
         "srun", "-w", "gpu03", "-N1", "-n1", "--overlap", "--immediate=30",
-        "/shared/venv/bin/python", "-m", "activities.health", "--node=gpu03",
+        "/shared/venv/bin/python", "-m", "recovery.activities.health", "--node=gpu03",
     ]  # fmt: skip
     assert probe_argv("gpu03", "slurm", "py", job_id="4242", srun_args=["--gres=gpu:8"], immediate=30) == [
         "srun", "-w", "gpu03", "-N1", "-n1", "--overlap", "--jobid=4242", "--gres=gpu:8",
-        "py", "-m", "activities.health", "--node=gpu03",
+        "py", "-m", "recovery.activities.health", "--node=gpu03",
     ]  # fmt: skip
-    assert probe_argv("n1", "local", "py") == ["py", "-m", "activities.health", "--node=n1"]
+    assert probe_argv("n1", "local", "py") == ["py", "-m", "recovery.activities.health", "--node=n1"]
 
 
 @pytest.mark.parametrize(
@@ -561,7 +561,7 @@ async def test_activity_probes_in_the_job_when_given() -> None:
 
 def test_spelled_out_nvml_values_match_pynvml() -> None:
     """The probe spells out NVML's enum values (a fixed ABI); they must agree with the binding."""
-    from activities import health
+    from recovery.activities import health
 
     for bit, name in health._THROTTLE_BITS.items():
         assert getattr(pynvml, "nvmlClocksThrottleReason" + name.title().replace("_", "")) == bit

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from activities.schedulers.local import LocalScheduler
-from worker import cli_cluster, local_cluster, local_procs
-from workflows.models import JobObservation, JobState, SubmitRequest
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.worker import cli_cluster, local_cluster, local_procs
+from recovery.workflows.models import JobObservation, JobState, SubmitRequest
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from worker.runs import details, memo, namespace_problem, summary_line
-from worker.submit import build_spec
-from workflows.models import RunSpec
+from recovery.worker.runs import details, memo, namespace_problem, summary_line
+from recovery.worker.submit import build_spec
+from recovery.workflows.models import RunSpec
 
 
 def spec(tmp_path: Path, name: str | None = "nightly 7b") -> RunSpec:

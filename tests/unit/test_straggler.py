@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector, slow_ranks
+from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector, slow_ranks
 
 SUSTAIN = 600.0  # the policy's default 10m
 
