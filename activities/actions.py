@@ -57,7 +57,7 @@ def attempt_from(observation: JobObservation, index: int) -> Attempt:
 
 
 class Scope(Protocol):
-    """Where this worker may act: the worker's config answers (`worker.config.WorkerConfig`)."""
+    """Where this worker may act: the worker's config answers (`recovery.client.config.WorkerConfig`)."""
 
     def mode_for(self, partition: str | None) -> str: ...
 

@@ -7,12 +7,12 @@ second workflow with that id, even after the first one closed.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import structlog
 from temporalio import activity
-from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
@@ -35,6 +35,10 @@ log = structlog.get_logger("recovery.discovery")
 SUBMITTER_GRACE = timedelta(seconds=60)
 NOT_ADOPTED = (JobState.COMPLETED, JobState.CANCELLED)
 
+# Starts a run's TrainingRun on a task queue: the client's own start (`recovery.client.runs`),
+# handed in by the worker so that activities never import the client.
+StartRun = Callable[[RunSpec, str, WorkflowIDReusePolicy], Awaitable[object]]
+
 
 @runtime_checkable
 class Discoverable(Protocol):
@@ -46,9 +50,9 @@ class Discoverable(Protocol):
 
 
 class DiscoveryActivities:
-    def __init__(self, scheduler: Discoverable, client: Client, partitions: list[str] | None, tuning: Tuning) -> None:
+    def __init__(self, scheduler: Discoverable, start: StartRun, partitions: list[str] | None, tuning: Tuning) -> None:
         self.scheduler = scheduler
-        self.client = client
+        self.start = start
         self.partitions = partitions
         self.tuning = tuning
         self._handled: set[str] = set()  # a cache only: Temporal's workflow ids are the truth
@@ -83,10 +87,18 @@ class DiscoveryActivities:
         with scheduler_errors():
             submission = await self.scheduler.submission(job.job_id)
         spec = adopted_spec(run_id, submission, policy, self.tuning)
-        if await _start(self.client, spec, task_queue):
+        if await self._start(spec, task_queue):
             result.started.append(run_id)
             log.info("adopted", job_id=job.job_id, run_id=run_id, policy=policy.name)
         return run_id
+
+    async def _start(self, spec: RunSpec, task_queue: str) -> bool:
+        """False when the run exists, or existed: a job is adopted once, ever."""
+        try:
+            await self.start(spec, task_queue, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        except WorkflowAlreadyStartedError:
+            return False
+        return True
 
 
 def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning) -> RunSpec:
@@ -106,16 +118,6 @@ def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning
             "adopt_job_id": job.job_id,
         }
     )
-
-
-async def _start(client: Client, spec: RunSpec, task_queue: str) -> bool:
-    from recovery.worker.runs import start_run  # the client-side start, shared with `recovery submit`
-
-    try:
-        await start_run(client, spec, task_queue=task_queue, reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)
-    except WorkflowAlreadyStartedError:
-        return False
-    return True
 
 
 def _ended_before(job: JobObservation, moment: datetime) -> bool:

@@ -195,8 +195,8 @@ def write_job(home: Path, every: float) -> Path:
 
 async def submit_all(client: Client, script: Path, count: int) -> dict[str, str]:
     """Start `count` runs, 50 at a time; returns run id -> name."""
-    from recovery.worker import runs
-    from recovery.worker.submit import build_spec
+    from recovery.client import runs
+    from recovery.client.submit import build_spec
 
     gate = asyncio.Semaphore(50)
     started: dict[str, str] = {}
@@ -216,7 +216,7 @@ def run_of(job: JobObservation) -> str:
 
 
 async def cluster_jobs() -> list[JobObservation]:
-    from recovery.worker import local_cluster
+    from recovery.activities.schedulers.local import launcher as local_cluster
 
     return list((await asyncio.to_thread(local_cluster.status)).jobs)
 
@@ -271,7 +271,7 @@ async def burst(
 ) -> Phase:
     """Set the victims' nodes down at once; wait until every run has its successor running."""
     from recovery.activities.schedulers.local import LocalScheduler
-    from recovery.worker import local_cluster
+    from recovery.activities.schedulers.local import launcher as local_cluster
 
     sampler = Sampler(pids)
     sampler.start()
@@ -346,7 +346,7 @@ async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]
 
 
 async def _status(client: Client, run_id: str) -> RunStatus | None:
-    from recovery.worker import runs
+    from recovery.client import runs
 
     try:
         return await runs.query_status(client, run_id, rpc_timeout=30.0)
@@ -356,7 +356,7 @@ async def _status(client: Client, run_id: str) -> RunStatus | None:
 
 
 async def cancel_all(client: Client, run_ids: list[str]) -> None:
-    from recovery.worker import runs
+    from recovery.client import runs
 
     gate = asyncio.Semaphore(50)
 
@@ -381,9 +381,9 @@ class Rig:
 
 
 async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict[str, float]]:
-    from recovery.worker import local_cluster
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.client.temporal_client import connect
     from recovery.worker.devserver import DevServer
-    from recovery.worker.temporal_client import connect
 
     server = DevServer.from_env()
     rig.server = True
@@ -428,7 +428,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
 
 
 def cleanup(rig: Rig) -> None:
-    from recovery.worker import local_cluster
+    from recovery.activities.schedulers.local import launcher as local_cluster
     from recovery.worker.devserver import DevServer
 
     for proc in rig.workers:

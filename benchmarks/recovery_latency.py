@@ -63,11 +63,11 @@ def percentile(values: list[float], q: float) -> float:
 
 async def measure(runs_wanted: int, home: Path) -> dict[str, list[float]]:
     from recovery.activities.schedulers.local import LocalScheduler
-    from recovery.worker import runs
-    from recovery.worker.config import WorkerConfig
+    from recovery.client import runs
+    from recovery.client.config import WorkerConfig
+    from recovery.client.submit import build_spec
+    from recovery.client.temporal_client import connect
     from recovery.worker.run_worker import build_worker
-    from recovery.worker.submit import build_spec
-    from recovery.worker.temporal_client import connect
 
     client = await connect()
     samples: dict[str, list[float]] = {k: [] for k in TARGETS}
@@ -93,11 +93,12 @@ def main() -> int:
 
     import logging
 
-    from recovery.worker import local_cluster, logs
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.worker import logs
     from recovery.worker.devserver import DevServer
 
     logs.configure(logging.WARNING)
-    from recovery.worker.submit import TUNING
+    from recovery.client.submit import TUNING
 
     server = DevServer.from_env()
     server.start(timeout=60)

@@ -172,7 +172,7 @@ def worker(kind: str, path: str, engine: str, limit: int) -> dict[str, object]:
         matches += len({m.line for m in scanner.finish()})
         return {"bytes": size, "scan_seconds": time.perf_counter() - t1, "lines": matches}
     if kind == "diagnose":
-        from recovery.worker.cli_diagnose import diagnose_file
+        from recovery.client.cli_diagnose import diagnose_file
 
         result = diagnose_file(Path(path), None, None, {})
         return {

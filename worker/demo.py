@@ -19,14 +19,17 @@ from pathlib import Path
 
 from temporalio.client import Client
 
+from recovery import settings
 from recovery.activities.schedulers.local import LocalScheduler
-from recovery.worker import local_cluster, logs, runs, settings
-from recovery.worker.config import WorkerConfig
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.render import timeline
+from recovery.client.submit import build_spec
+from recovery.client.temporal_client import connect
+from recovery.worker import logs
 from recovery.worker.devserver import DevServer
-from recovery.worker.render import timeline
 from recovery.worker.run_worker import build_worker
-from recovery.worker.submit import build_spec
-from recovery.worker.temporal_client import connect
 from recovery.workflows.models import RunSpec, RunStatus
 
 FAULT_NODE = "node2"

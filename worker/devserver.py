@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from recovery.worker import settings
+from recovery import settings
 from recovery.workflows import search_attributes
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from collections.abc import Callable
 from typing import Any
@@ -12,6 +13,7 @@ from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
+from recovery import settings
 from recovery.activities.actions import ActionActivities
 from recovery.activities.attribution import Provider, make_provider
 from recovery.activities.diagnose import DiagnoseActivities, HealthProbing
@@ -24,11 +26,11 @@ from recovery.activities.progress import ProgressParser
 from recovery.activities.schedulers.base import Scheduler, SchedulerError
 from recovery.activities.signatures.catalog import load_catalog
 from recovery.activities.watch import WatchActivities
-from recovery.worker import settings
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.submit import TUNING
 from recovery.worker.activity_context import ActivityContext
-from recovery.worker.config import WorkerConfig
 from recovery.worker.run_states import publish_run_states
-from recovery.worker.submit import TUNING
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
 from recovery.workflows.node_history import NodeHistory
@@ -121,7 +123,8 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
         workflows.append(SlurmDiscovery)
-        discovery = DiscoveryActivities(scheduler, client, config.partitions, TUNING["slurm"])
+        start = functools.partial(runs.start_run, client)
+        discovery = DiscoveryActivities(scheduler, start, config.partitions, TUNING["slurm"])
         activities.append(discovery.adopt_opted_in_jobs)
     return Worker(
         client,

@@ -176,7 +176,7 @@ class Scores:
 
 def diagnose(item: Excerpt) -> dict[str, Any]:
     """`recovery diagnose --json`'s object for the excerpt (without `file`)."""
-    from recovery.worker.cli_diagnose import diagnose_file
+    from recovery.client.cli_diagnose import diagnose_file
 
     return diagnose_file(item.path, None, None, {})
 

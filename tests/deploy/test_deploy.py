@@ -23,9 +23,9 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from recovery.worker import settings
+from recovery import settings
+from recovery.client.config import WorkerConfig, load_config
 from recovery.worker.cli import build_parser
-from recovery.worker.config import WorkerConfig, load_config
 from recovery.worker.run_worker import log_reading
 from recovery.workflows import search_attributes
 from tests.conftest import BIN, binary, need

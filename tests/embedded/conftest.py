@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from recovery.worker import local_cluster
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client.temporal_client import connect
 from recovery.worker.devserver import DevServer
-from recovery.worker.temporal_client import connect
 from tests.conftest import need
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,7 +12,7 @@ import time
 import pytest
 from temporalio.client import Client
 
-from recovery.worker import runs
+from recovery.client import runs
 from recovery.workflows.models import RunStatus
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import restarts_of, start

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from recovery.worker import local_cluster
+from recovery.activities.schedulers.local import launcher as local_cluster
 from tests.embedded.conftest import Embedded, wait_for
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from recovery.worker import runs
+from recovery.client import runs
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import start
 

@@ -18,7 +18,7 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
-from recovery.worker import runs
+from recovery.client import runs
 from recovery.workflows.training_run import TrainingRun
 from tests.conftest import need
 from tests.embedded.conftest import Embedded, free_port

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
-from recovery.worker import runs
+from recovery.client import runs
 from tests.embedded.conftest import Embedded, free_port, wait_for
 from tests.embedded.test_recovery import check_one_clean_recovery, start
 from tests.prometheus import scrape, value

@@ -10,8 +10,8 @@ import pytest
 from temporalio.client import Client
 
 from recovery.activities.schedulers.local import LocalScheduler
-from recovery.worker import runs
-from recovery.worker.submit import build_spec
+from recovery.client import runs
+from recovery.client.submit import build_spec
 from recovery.workflows.models import RunSpec, RunStatus, Tuning
 from tests.embedded.conftest import Embedded, wait_for
 

@@ -15,10 +15,11 @@ from temporalio.testing import ActivityEnvironment
 
 from recovery.activities.node_history import NodeHistoryActivities
 from recovery.activities.schedulers.local import LocalScheduler
-from recovery.worker import local_cluster, runs
-from recovery.worker.config import WorkerConfig
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.submit import build_spec
 from recovery.worker.run_worker import build_worker
-from recovery.worker.submit import build_spec
 from recovery.workflows.models import DrainInput, RunInput, RunStatus
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import FAST

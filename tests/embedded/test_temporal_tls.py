@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from recovery.worker import runs
-from recovery.worker.temporal_client import TemporalUnavailable, connect
+from recovery.client import runs
+from recovery.client.temporal_client import TemporalUnavailable, connect
 from tests.conftest import need
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import check_one_clean_recovery, start

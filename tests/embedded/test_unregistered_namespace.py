@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from recovery.worker import local_cluster
+from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.workflows import search_attributes
 from tests.conftest import need
 from tests.embedded.conftest import Embedded, free_port, wait_for

@@ -36,10 +36,10 @@ from temporalio.client import Client
 from temporalio.service import RPCError
 
 from recovery.activities.schedulers.slurm import SlurmScheduler
-from recovery.worker import runs
+from recovery.client import runs
+from recovery.client.submit import build_spec
+from recovery.client.temporal_client import connect
 from recovery.worker.devserver import DevServer
-from recovery.worker.submit import build_spec
-from recovery.worker.temporal_client import connect
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import RunSpec, RunStatus, SubmitRequest, Tuning
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from recovery.worker.config import ConfigError, WorkerConfig, load_config
+from recovery.client.config import ConfigError, WorkerConfig, load_config
 
 
 def test_defaults_follow_the_scheduler() -> None:

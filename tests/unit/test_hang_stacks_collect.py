@@ -21,8 +21,8 @@ from recovery.activities.hangstacks.model import NodeStacks
 from recovery.activities.hangstacks.procs import Proc, by_environment, by_group, ranks
 from recovery.activities.schedulers.base import SchedulerUnavailable
 from recovery.activities.schedulers.slurm_commands import Completed
-from recovery.worker.config import WorkerConfig
-from recovery.worker.render import timeline
+from recovery.client.config import WorkerConfig
+from recovery.client.render import timeline
 from recovery.worker.run_worker import stacks_for
 from recovery.workflows.models import (
     Diagnosis,

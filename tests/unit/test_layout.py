@@ -18,7 +18,7 @@ import pytest
 import recovery
 
 REPO = Path(__file__).resolve().parents[2]
-TOP_LEVEL = ("workflows", "activities", "worker")
+TOP_LEVEL = ("workflows", "activities", "worker", "client")
 
 
 def _python(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:

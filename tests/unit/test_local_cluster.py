@@ -18,7 +18,9 @@ import pytest
 
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
 from recovery.activities.schedulers.local import LocalScheduler
-from recovery.worker import cli_cluster, local_cluster, local_procs
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.activities.schedulers.local import procs as local_procs
+from recovery.client import cli_cluster
 from recovery.workflows.models import JobObservation, JobState, SubmitRequest
 
 

@@ -18,7 +18,7 @@ from recovery.activities import metrics
 from recovery.activities.actions import ActionActivities
 from recovery.activities.errors import PermanentActionError, scheduler_errors
 from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
-from recovery.worker.config import WorkerConfig
+from recovery.client.config import WorkerConfig
 from recovery.workflows.models import Advice, RecordAdviceInput
 from tests.fakes import ScriptedScheduler
 from tests.prometheus import Sample, scrape, value

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from recovery.worker.runs import details, memo, namespace_problem, summary_line
-from recovery.worker.submit import build_spec
+from recovery.client.runs import details, memo, namespace_problem, summary_line
+from recovery.client.submit import build_spec
 from recovery.workflows.models import RunSpec
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from recovery.activities.schedulers.sbatch_script import min_nodes
-from recovery.worker.submit import SubmitError, build_spec, make_run_id
+from recovery.client.submit import SubmitError, build_spec, make_run_id
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
-from recovery.worker.config import AttributionConfig, WorkerConfig
+from recovery.client.config import AttributionConfig, WorkerConfig
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import RunInput, RunStatus
 from tests.fakes import ScriptedScheduler

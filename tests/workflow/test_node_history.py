@@ -19,7 +19,7 @@ from temporalio.service import RPCError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
 from recovery.activities.node_history import NodeHistoryActivities
-from recovery.worker.config import WorkerConfig
+from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import (
     NodeFailure,

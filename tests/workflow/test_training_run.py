@@ -15,7 +15,7 @@ from temporalio.client import WorkflowHandle
 from temporalio.common import TypedSearchAttributes
 from temporalio.testing import WorkflowEnvironment
 
-from recovery.worker.config import WorkerConfig
+from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import CancelRequest, RunInput, RunSpec, RunStatus, SubmitRequest

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable
 
 from recovery.activities.schedulers.base import SchedulerError
-from recovery.activities.schedulers.local_protocol import ClusterStatus
-from recovery.worker import local_cluster
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.activities.schedulers.local.protocol import ClusterStatus
 
 Command = Callable[[argparse.Namespace], int]
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from recovery.activities.schedulers import local_protocol as wire
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import protocol as wire
 from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 _OBSERVATIONS: TypeAdapter[dict[str, JobObservation]] = TypeAdapter(dict[str, JobObservation])

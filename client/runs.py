@@ -18,7 +18,7 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from recovery.worker import settings
+from recovery import settings
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import (
     CancelRequest,

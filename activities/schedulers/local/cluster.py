@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 import structlog
 
-from recovery.activities.schedulers.local_protocol import ClusterStatus
-from recovery.worker import local_procs, local_state
-from recovery.worker.local_state import ClusterState, JobRecord, NodeRecord, utcnow
+from recovery.activities.schedulers.local import procs as local_procs
+from recovery.activities.schedulers.local import state as local_state
+from recovery.activities.schedulers.local.protocol import ClusterStatus
+from recovery.activities.schedulers.local.state import ClusterState, JobRecord, NodeRecord, utcnow
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 log = structlog.get_logger("local_cluster")

@@ -91,7 +91,7 @@ class TlsConfig(_Section):
 
 class TemporalConfig(_Section):
     """Where Temporal is and how to authenticate; environment variables override these
-    (`worker.connection`). Secrets stay in files or the environment, never in this file."""
+    (`connection`). Secrets stay in files or the environment, never in this file."""
 
     address: str | None = None  # default: RECOVERY_TEMPORAL_ADDRESS, else 127.0.0.1:7233
     namespace: str | None = None  # default: RECOVERY_NAMESPACE, else default

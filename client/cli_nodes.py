@@ -10,8 +10,8 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from recovery.worker.nodes import NodesError, clear_node, node_report
-from recovery.worker.temporal_client import connect
+from recovery.client.nodes import NodesError, clear_node, node_report
+from recovery.client.temporal_client import connect
 from recovery.workflows.models import NodeReport, NodeSummary, SuspectRule
 from recovery.workflows.policy import format_duration
 from recovery.workflows.policy_files import load_policy
