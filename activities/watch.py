@@ -1,8 +1,17 @@
-"""Watching an attempt: a long-running activity that heartbeats and returns when the attempt ends.
+"""Watching an attempt: long-running activities that heartbeat while they observe the job.
 
-In this version an attempt is over when the scheduler says it ended, or when the job's restart
-count moved on without us (the scheduler requeued it by itself). A failure becomes a `crash`
-symptom whose evidence is what the scheduler reported.
+- `watch_attempt` follows one attempt: the scheduler's view (coalesced with the other watches)
+  and its output, read as it grows. It returns at the attempt's first progress step (for the
+  `progress_started`/`progress_restored` milestone), when the log shows a hang (no progress
+  for longer than the learned timeout) or, if the policy enables it, a sustained slowdown
+  (`straggler`), both while the job still runs; or when the attempt is over: the scheduler says
+  it ended, or the job's restart count moved on without us (the scheduler requeued it by
+  itself). A failed end is a `crash` symptom whose evidence is the log's own diagnosis first,
+  then what the scheduler reported.
+- `await_requeue` (observe mode) waits, bounded, for someone else to run the job again.
+- `attempt_end` reads a stopped hang's or straggler's output to its real end, for goodput.
+
+A scheduler that is away is waited for: the watch keeps heartbeating and looks again.
 """
 
 from __future__ import annotations

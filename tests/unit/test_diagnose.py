@@ -66,7 +66,7 @@ def test_unusable_states() -> None:
 
 def test_gpu_health_readings_implicate_a_bad_node_as_hardware() -> None:
     from recovery.activities.diagnose import with_gpu_health
-    from recovery.workflows.models import GpuHealth, GpuReading
+    from recovery.activities.gpu.readings import GpuHealth, GpuReading
 
     d = from_scheduler_facts(obs(JobState.FAILED, exit_code=1), 0)
     bad = GpuHealth(

@@ -32,7 +32,9 @@ FOLDERS["worker"] = "recovery.worker"
 NODE_SIDE = {
     "recovery": set(),
     "recovery.activities.report": set(),
-    "recovery.activities.health": {"pynvml"},
+    "recovery.activities.gpu.node_probe": {"pynvml"},
+    "recovery.activities.gpu.readings": set(),
+    "recovery.activities.gpu.__main__": {"pynvml"},
 }
 
 
