@@ -12,7 +12,7 @@ from typing import Any
 
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
-from recovery.workflows.models import NodeReport, NodeSummary, SuspectRule
+from recovery.workflows.node_history.models import NodeReport, NodeSummary, SuspectRule
 from recovery.workflows.policy import format_duration
 from recovery.workflows.policy_files import load_policy
 

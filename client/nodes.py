@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from recovery.workflows.models import NodeQuery, NodeReport, SuspectRule
 from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import NodeQuery, NodeReport, SuspectRule
 
 
 class NodesError(RuntimeError):

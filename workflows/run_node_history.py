@@ -1,4 +1,4 @@
-"""A run's side of the cluster's node history (`workflows.node_history`): which nodes are suspect
+"""A run's side of the cluster's node history (`recovery.workflows.node_history`): which nodes are suspect
 now, which nodes this failure implicated, and draining suspects. Advisory throughout: a node
 history that is slow or away never delays or blocks a recovery.
 
@@ -15,8 +15,8 @@ from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
     from recovery.activities.node_history import NodeHistoryActivities
-    from recovery.workflows.models import (
-        Diagnosis,
+    from recovery.workflows.models import Diagnosis
+    from recovery.workflows.node_history.models import (
         DrainInput,
         DrainResult,
         NodeFailure,

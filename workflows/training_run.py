@@ -51,11 +51,11 @@ with workflow.unsafe.imports_passed_through():
         RunStatus,
         SubmitInput,
         SubmitRequest,
-        SuspectRule,
         VerifyInput,
         WatchInput,
         WatchResult,
     )
+    from recovery.workflows.node_history.models import SuspectRule
     from recovery.workflows.retries import BOUNDED, FOREVER
     from recovery.workflows.status import build_status, public_state
 

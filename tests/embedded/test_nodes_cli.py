@@ -18,8 +18,14 @@ from temporalio.testing import ActivityEnvironment
 
 from recovery.activities.node_history import NodeHistoryActivities
 from recovery.activities.schedulers.local import LocalScheduler
-from recovery.workflows.models import NodeFailure, NodeFailureReport, NodeHistoryInput, NodeHistoryLimits, SuspectQuery
 from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
+    NodeFailure,
+    NodeFailureReport,
+    NodeHistoryInput,
+    NodeHistoryLimits,
+    SuspectQuery,
+)
 from tests.embedded.conftest import Embedded, wait_for
 
 

@@ -20,7 +20,8 @@ from recovery.client import runs
 from recovery.client.config import WorkerConfig
 from recovery.client.submit import build_spec
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import DrainInput, RunInput, RunStatus
+from recovery.workflows.models import RunInput, RunStatus
+from recovery.workflows.node_history.models import DrainInput
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import FAST
 from tests.fakes import ScriptedScheduler

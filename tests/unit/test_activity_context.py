@@ -11,13 +11,12 @@ from recovery.workflows.models import (
     Attempt,
     AwaitRequeueInput,
     JobActionInput,
-    NodeFailure,
-    NodeFailureReport,
     RecordAdviceInput,
     SubmitInput,
     SubmitRequest,
     VerifyInput,
 )
+from recovery.workflows.node_history.models import NodeFailure, NodeFailureReport
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

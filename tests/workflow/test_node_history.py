@@ -21,7 +21,8 @@ from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 from recovery.activities.node_history import NodeHistoryActivities
 from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import (
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
     NodeFailure,
     NodeFailureReport,
     NodeHistoryInput,
@@ -31,7 +32,6 @@ from recovery.workflows.models import (
     SuspectQuery,
     SuspectRule,
 )
-from recovery.workflows.node_history import NodeHistory, history_id
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import at_rest
 
