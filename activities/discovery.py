@@ -8,7 +8,7 @@ second workflow with that id, even after the first one closed.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import structlog
@@ -16,11 +16,12 @@ from temporalio import activity
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
+from recovery.activities.clock import utcnow
 from recovery.activities.errors import scheduler_errors
 from recovery.activities.schedulers.slurm_comment import parse_comment
 from recovery.workflows.models import (
-    DiscoverInput,
-    DiscoverResult,
+    AdoptJobsInput,
+    AdoptJobsResult,
     JobObservation,
     JobState,
     JobSubmission,
@@ -58,13 +59,13 @@ class DiscoveryActivities:
         self._handled: set[str] = set()  # a cache only: Temporal's workflow ids are the truth
 
     @activity.defn
-    async def adopt_opted_in_jobs(self, inp: DiscoverInput) -> DiscoverResult:
+    async def adopt_opted_in_jobs(self, inp: AdoptJobsInput) -> AdoptJobsResult:
         with scheduler_errors():
             cluster = await self.scheduler.cluster_name()
             jobs = await self.scheduler.opted_in_jobs(self.partitions)
-        result = DiscoverResult(seen=len(jobs))
+        result = AdoptJobsResult(seen=len(jobs))
         # A job that ended before we could have seen it was never watched: leave it alone.
-        recent = datetime.now(UTC) - max(2 * timedelta(seconds=inp.interval_seconds), SUBMITTER_GRACE)
+        recent = utcnow() - max(2 * timedelta(seconds=inp.interval_seconds), SUBMITTER_GRACE)
         for job in jobs:
             if job.job_id in self._handled or job.state in NOT_ADOPTED or _ended_before(job, recent):
                 continue
@@ -73,7 +74,7 @@ class DiscoveryActivities:
                 self._handled.add(job.job_id)
         return result
 
-    async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: DiscoverResult) -> str | None:
+    async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: AdoptJobsResult) -> str | None:
         comment = parse_comment(job.comment)
         if comment.run_id and _younger_than(job, SUBMITTER_GRACE):
             return None  # `recovery submit` starts this run itself, with the user's policy
@@ -113,7 +114,7 @@ def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning
             "workdir": job.workdir,
             "owner": job.user,
             "policy": policy,
-            "submitted_at": datetime.now(UTC),
+            "submitted_at": utcnow(),
             "tuning": tuning,
             "adopt_job_id": job.job_id,
         }
@@ -125,4 +126,4 @@ def _ended_before(job: JobObservation, moment: datetime) -> bool:
 
 
 def _younger_than(job: JobObservation, age: timedelta) -> bool:
-    return job.submitted_at is not None and datetime.now(UTC) - job.submitted_at < age
+    return job.submitted_at is not None and utcnow() - job.submitted_at < age

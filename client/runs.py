@@ -21,6 +21,7 @@ from temporalio.service import RPCError, RPCStatusCode
 from recovery import settings
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import (
+    TRAINING_RUN,
     CancelRequest,
     RunInput,
     RunSpec,
@@ -30,7 +31,7 @@ from recovery.workflows.models import (
     SubmitRequest,
 )
 
-WORKFLOW = "TrainingRun"
+WORKFLOW = TRAINING_RUN
 
 
 class RunError(RuntimeError):

@@ -16,8 +16,9 @@ from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from recovery.activities import metrics
+from recovery.workflows.models import TRAINING_RUN
 
-RUN_WORKFLOW = "TrainingRun"
+RUN_WORKFLOW = TRAINING_RUN
 
 
 def context_fields(

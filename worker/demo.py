@@ -72,7 +72,7 @@ async def _submit_and_follow(client: Client, server: DevServer) -> RunStatus | N
     while time.monotonic() < deadline:
         status = await runs.query_status(client, spec.run_id)
         narrator.show(status)
-        if status.run.state.value in ("completed", "gave_up", "cancelled"):
+        if status.run.state.finished:
             break
         await asyncio.sleep(0.3)
     if status is not None:

@@ -16,13 +16,14 @@ from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
 from recovery.activities import metrics
-from recovery.workflows.models import RunState
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import TRAINING_RUN, RunState
 
 log = structlog.get_logger("recovery.worker")
 
 
 def state_query(state: RunState) -> str:
-    return f'WorkflowType="TrainingRun" AND RecoveryState="{state.value}"'
+    return f'WorkflowType="{TRAINING_RUN}" AND {sa.STATE.name}="{state.value}"'
 
 
 async def count_runs(client: Client) -> dict[str, int]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
+    from recovery.workflows.history import history_full
     from recovery.workflows.node_history import ledger
     from recovery.workflows.node_history.models import (
         NodeFailure,
@@ -62,15 +63,9 @@ class NodeHistory:
 
     @workflow.run
     async def run(self, inp: NodeHistoryInput) -> None:
-        await workflow.wait_condition(self._history_full)
+        await workflow.wait_condition(lambda: history_full(self.limits.history_events_limit))
         # Signals are synchronous here, but a handler added later may not be: never drop one.
         await workflow.wait_condition(workflow.all_handlers_finished)
         ledger.prune(self.state, workflow.now(), self.limits)
         self.state.continued += 1
         workflow.continue_as_new(NodeHistoryInput(cluster=self.cluster, limits=self.limits, state=self.state))
-
-    def _history_full(self) -> bool:
-        info = workflow.info()
-        return info.get_current_history_length() > self.limits.history_events_limit or (
-            info.is_continue_as_new_suggested()
-        )
