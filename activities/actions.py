@@ -15,11 +15,11 @@ from typing import Protocol
 import structlog
 from temporalio import activity
 
-from activities import failpoints, metrics
-from activities.clock import utcnow
-from activities.errors import PermanentActionError, scheduler_errors
-from activities.schedulers.base import Scheduler
-from workflows.models import (
+from recovery.activities import failpoints, metrics
+from recovery.activities.clock import utcnow
+from recovery.activities.errors import PermanentActionError, scheduler_errors
+from recovery.activities.schedulers.base import Scheduler
+from recovery.workflows.models import (
     Action,
     ActionKind,
     AdoptInput,
@@ -57,7 +57,7 @@ def attempt_from(observation: JobObservation, index: int) -> Attempt:
 
 
 class Scope(Protocol):
-    """Where this worker may act: the worker's config answers (`worker.config.WorkerConfig`)."""
+    """Where this worker may act: the worker's config answers (`recovery.client.config.WorkerConfig`)."""
 
     def mode_for(self, partition: str | None) -> str: ...
 

@@ -11,8 +11,8 @@ import asyncio
 import ipaddress
 import socket
 
-from activities.signatures.prefixes import is_ip
-from workflows.models import NodeInfo
+from recovery.activities.signatures.prefixes import is_ip
+from recovery.workflows.models import NodeInfo
 
 RESOLVE_TIMEOUT = 2.0
 

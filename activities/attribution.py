@@ -14,8 +14,8 @@ import httpx
 import structlog
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from activities.rules import combine, from_scheduler_facts, still_running, with_node_facts, with_peer_nodes
-from workflows.models import AttributionInput, Category, Diagnosis, ImplicatedNode
+from recovery.activities.rules import combine, from_scheduler_facts, still_running, with_node_facts, with_peer_nodes
+from recovery.workflows.models import AttributionInput, Category, Diagnosis, ImplicatedNode
 
 log = structlog.get_logger("recovery.attribution")
 

@@ -1,3 +1,5 @@
+"""The one wall clock outside workflow code (which uses workflow.now()): timezone-aware UTC."""
+
 from __future__ import annotations
 
 from datetime import UTC, datetime

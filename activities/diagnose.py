@@ -10,19 +10,20 @@ from typing import Protocol, runtime_checkable
 
 from temporalio import activity
 
-from activities import metrics
-from activities.addresses import needs_resolving, with_resolved
-from activities.attribution import Provider, RulesProvider
-from activities.errors import scheduler_errors
-from activities.health import health_evidence, implicates, probe_node
-from activities.rules import as_cluster_nodes, unusable
-from activities.schedulers.base import Scheduler
-from workflows.models import (
+from recovery.activities import metrics
+from recovery.activities.addresses import needs_resolving, with_resolved
+from recovery.activities.attribution import Provider, RulesProvider
+from recovery.activities.errors import scheduler_errors
+from recovery.activities.gpu.evidence import health_evidence, implicates
+from recovery.activities.gpu.readings import GpuHealth
+from recovery.activities.gpu.remote import probe_node
+from recovery.activities.rules import as_cluster_nodes, unusable
+from recovery.activities.schedulers.base import Scheduler
+from recovery.workflows.models import (
     AttributionInput,
     DiagnoseInput,
     DiagnoseResult,
     Diagnosis,
-    GpuHealth,
     HangStacks,
     ImplicatedNode,
     JobObservation,
@@ -36,7 +37,7 @@ class HasHistory(Protocol):
 
 @dataclass(frozen=True)
 class HealthProbing:
-    """Probe the GPUs of implicated nodes with NVML (`activities.health`) before deciding.
+    """Probe the GPUs of implicated nodes with NVML (`recovery.activities.gpu`) before deciding.
     Off by default: on Slurm a probe is an srun step on the node, which takes seconds."""
 
     enabled: bool = False

@@ -7,33 +7,38 @@ second workflow with that id, even after the first one closed.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 import structlog
 from temporalio import activity
-from temporalio.client import Client
 from temporalio.common import WorkflowIDReusePolicy
 from temporalio.exceptions import WorkflowAlreadyStartedError
 
-from activities.errors import scheduler_errors
-from activities.schedulers.slurm_comment import parse_comment
-from workflows.models import (
-    DiscoverInput,
-    DiscoverResult,
+from recovery.activities.clock import utcnow
+from recovery.activities.errors import scheduler_errors
+from recovery.activities.schedulers.slurm_comment import parse_comment
+from recovery.workflows.models import (
+    AdoptJobsInput,
+    AdoptJobsResult,
     JobObservation,
     JobState,
     JobSubmission,
     RunSpec,
     Tuning,
 )
-from workflows.policy_files import PolicyError, load_policy
+from recovery.workflows.policy_files import PolicyError, load_policy
 
 log = structlog.get_logger("recovery.discovery")
 
 # Jobs a run's own submit is about to adopt are left to it for this long.
 SUBMITTER_GRACE = timedelta(seconds=60)
 NOT_ADOPTED = (JobState.COMPLETED, JobState.CANCELLED)
+
+# Starts a run's TrainingRun on a task queue: the client's own start (`recovery.client.runs`),
+# handed in by the worker so that activities never import the client.
+StartRun = Callable[[RunSpec, str, WorkflowIDReusePolicy], Awaitable[object]]
 
 
 @runtime_checkable
@@ -46,21 +51,21 @@ class Discoverable(Protocol):
 
 
 class DiscoveryActivities:
-    def __init__(self, scheduler: Discoverable, client: Client, partitions: list[str] | None, tuning: Tuning) -> None:
+    def __init__(self, scheduler: Discoverable, start: StartRun, partitions: list[str] | None, tuning: Tuning) -> None:
         self.scheduler = scheduler
-        self.client = client
+        self.start = start
         self.partitions = partitions
         self.tuning = tuning
         self._handled: set[str] = set()  # a cache only: Temporal's workflow ids are the truth
 
     @activity.defn
-    async def adopt_opted_in_jobs(self, inp: DiscoverInput) -> DiscoverResult:
+    async def adopt_opted_in_jobs(self, inp: AdoptJobsInput) -> AdoptJobsResult:
         with scheduler_errors():
             cluster = await self.scheduler.cluster_name()
             jobs = await self.scheduler.opted_in_jobs(self.partitions)
-        result = DiscoverResult(seen=len(jobs))
+        result = AdoptJobsResult(seen=len(jobs))
         # A job that ended before we could have seen it was never watched: leave it alone.
-        recent = datetime.now(UTC) - max(2 * timedelta(seconds=inp.interval_seconds), SUBMITTER_GRACE)
+        recent = utcnow() - max(2 * timedelta(seconds=inp.interval_seconds), SUBMITTER_GRACE)
         for job in jobs:
             if job.job_id in self._handled or job.state in NOT_ADOPTED or _ended_before(job, recent):
                 continue
@@ -69,7 +74,7 @@ class DiscoveryActivities:
                 self._handled.add(job.job_id)
         return result
 
-    async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: DiscoverResult) -> str | None:
+    async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: AdoptJobsResult) -> str | None:
         comment = parse_comment(job.comment)
         if comment.run_id and _younger_than(job, SUBMITTER_GRACE):
             return None  # `recovery submit` starts this run itself, with the user's policy
@@ -83,10 +88,18 @@ class DiscoveryActivities:
         with scheduler_errors():
             submission = await self.scheduler.submission(job.job_id)
         spec = adopted_spec(run_id, submission, policy, self.tuning)
-        if await _start(self.client, spec, task_queue):
+        if await self._start(spec, task_queue):
             result.started.append(run_id)
             log.info("adopted", job_id=job.job_id, run_id=run_id, policy=policy.name)
         return run_id
+
+    async def _start(self, spec: RunSpec, task_queue: str) -> bool:
+        """False when the run exists, or existed: a job is adopted once, ever."""
+        try:
+            await self.start(spec, task_queue, WorkflowIDReusePolicy.REJECT_DUPLICATE)
+        except WorkflowAlreadyStartedError:
+            return False
+        return True
 
 
 def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning) -> RunSpec:
@@ -101,21 +114,11 @@ def adopted_spec(run_id: str, job: JobSubmission, policy: object, tuning: Tuning
             "workdir": job.workdir,
             "owner": job.user,
             "policy": policy,
-            "submitted_at": datetime.now(UTC),
+            "submitted_at": utcnow(),
             "tuning": tuning,
             "adopt_job_id": job.job_id,
         }
     )
-
-
-async def _start(client: Client, spec: RunSpec, task_queue: str) -> bool:
-    from worker.runs import start_run  # the client-side start, shared with `recovery submit`
-
-    try:
-        await start_run(client, spec, task_queue=task_queue, reuse=WorkflowIDReusePolicy.REJECT_DUPLICATE)
-    except WorkflowAlreadyStartedError:
-        return False
-    return True
 
 
 def _ended_before(job: JobObservation, moment: datetime) -> bool:
@@ -123,4 +126,4 @@ def _ended_before(job: JobObservation, moment: datetime) -> bool:
 
 
 def _younger_than(job: JobObservation, age: timedelta) -> bool:
-    return job.submitted_at is not None and datetime.now(UTC) - job.submitted_at < age
+    return job.submitted_at is not None and utcnow() - job.submitted_at < age

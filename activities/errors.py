@@ -12,8 +12,8 @@ from contextlib import contextmanager
 
 from temporalio.exceptions import ApplicationError
 
-from activities import metrics
-from activities.schedulers.base import (
+from recovery.activities import metrics
+from recovery.activities.schedulers.base import (
     JobNotFound,
     JobNotRequeueable,
     SchedulerError,

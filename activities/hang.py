@@ -21,7 +21,7 @@ import statistics
 from collections import deque
 from dataclasses import dataclass
 
-from activities.progress import ProgressRecord
+from recovery.activities.progress import ProgressRecord
 
 
 @dataclass(frozen=True)

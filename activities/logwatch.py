@@ -13,16 +13,16 @@ from collections import deque
 from dataclasses import dataclass
 from datetime import datetime
 
-from activities.clock import utcnow
-from activities.hang import HangConfig, HangDetector, HangVerdict
-from activities.progress import ProgressParser, ProgressRecord
-from activities.signatures.catalog import Catalog
-from activities.signatures.diagnosis import LogDiagnoser
-from activities.signatures.result import LogDiagnosis
-from activities.signatures.scanner import FileFollower
-from activities.straggler import StragglerConfig, StragglerDetector, StragglerVerdict
-from workflows.models import Diagnosis, Evidence, ImplicatedNode
-from workflows.policy import Policy
+from recovery.activities.clock import utcnow
+from recovery.activities.hang import HangConfig, HangDetector, HangVerdict
+from recovery.activities.progress import ProgressParser, ProgressRecord
+from recovery.activities.signatures.catalog import Catalog
+from recovery.activities.signatures.diagnosis import LogDiagnoser
+from recovery.activities.signatures.result import LogDiagnosis
+from recovery.activities.signatures.scanner import FileFollower
+from recovery.activities.straggler import StragglerConfig, StragglerDetector, StragglerVerdict
+from recovery.workflows.models import Diagnosis, Evidence, ImplicatedNode
+from recovery.workflows.policy import Policy
 
 STEP_TIMES_KEPT = 2000  # the step times the typical one is taken from: a straggler's slow end does not move it
 

@@ -16,9 +16,10 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
-from activities.errors import scheduler_errors
-from activities.schedulers.base import Drainable, Scheduler, out_of_rotation
-from workflows.models import (
+from recovery.activities.errors import scheduler_errors
+from recovery.activities.schedulers.base import Drainable, Scheduler, out_of_rotation
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
     DrainInput,
     DrainResult,
     NodeFailureReport,
@@ -27,7 +28,6 @@ from workflows.models import (
     NodeSummary,
     SuspectQuery,
 )
-from workflows.node_history import NodeHistory, history_id
 
 QUERY_TIMEOUT = timedelta(seconds=10)
 log = structlog.get_logger("recovery.activities")

@@ -12,7 +12,7 @@ import httpx
 from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
-from workflows.models import NotifyInput
+from recovery.workflows.models import NotifyInput
 
 TIMEOUT_SECONDS = 10.0
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from activities.signatures import dialect
+from recovery.activities.signatures import dialect
 
 FIELDS = frozenset({"step", "total", "rank", "loss", "throughput", "step_time", "compute_time", "checkpoint", "epoch"})
 MAX_TEXT = 4096  # progress lines are short; a longer line is cut before parsing

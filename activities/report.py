@@ -1,6 +1,6 @@
 """Print the structured progress line `recovery` reads from a training log.
 
-    from activities.report import report_progress
+    from recovery.activities.report import report_progress
     report_progress(step, total=5000, throughput=812.5, step_time=0.41, loss=2.31)
     report_progress(step, checkpoint="saving")   # a slow save is not a hang
     report_progress(step, checkpoint="saved")

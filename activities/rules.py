@@ -15,10 +15,10 @@
 
 from __future__ import annotations
 
-from activities.addresses import canonical_address
-from activities.signatures.prefixes import is_ip, node_name
-from activities.watch import describe_exit, failed_tasks
-from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
+from recovery.activities.addresses import canonical_address
+from recovery.activities.signatures.prefixes import is_ip, node_name
+from recovery.activities.watch import describe_exit, failed_tasks
+from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
 
 _UNUSABLE = ("down", "drain", "fail", "not_responding")
 

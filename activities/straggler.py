@@ -234,12 +234,6 @@ class StragglerDetector:
         self._track(t, x, max(1, steps), ref, t if previous is None else previous, base)
         return self.verdict
 
-    def reset_baseline(self) -> None:
-        """Forget the baseline (after a restart, or when a new pace is accepted as normal)."""
-        self._healthy.clear()
-        self._base, self._stale, self._seen, self._last_t = None, 0, 0, None
-        self._cusum, self._excursion, self.verdict = 0.0, None, None
-
     def _baseline(self) -> tuple[float, float] | None:
         if len(self._healthy) < self.config.baseline_min_samples:
             return None

@@ -1,8 +1,17 @@
-"""Watching an attempt: a long-running activity that heartbeats and returns when the attempt ends.
+"""Watching an attempt: long-running activities that heartbeat while they observe the job.
 
-In this version an attempt is over when the scheduler says it ended, or when the job's restart
-count moved on without us (the scheduler requeued it by itself). A failure becomes a `crash`
-symptom whose evidence is what the scheduler reported.
+- `watch_attempt` follows one attempt: the scheduler's view (coalesced with the other watches)
+  and its output, read as it grows. It returns at the attempt's first progress step (for the
+  `progress_started`/`progress_restored` milestone), when the log shows a hang (no progress
+  for longer than the learned timeout) or, if the policy enables it, a sustained slowdown
+  (`straggler`), both while the job still runs; or when the attempt is over: the scheduler says
+  it ended, or the job's restart count moved on without us (the scheduler requeued it by
+  itself). A failed end is a `crash` symptom whose evidence is the log's own diagnosis first,
+  then what the scheduler reported.
+- `await_requeue` (observe mode) waits, bounded, for someone else to run the job again.
+- `attempt_end` reads a stopped hang's or straggler's output to its real end, for goodput.
+
+A scheduler that is away is waited for: the watch keeps heartbeating and looks again.
 """
 
 from __future__ import annotations
@@ -15,13 +24,13 @@ from typing import Literal
 import structlog
 from temporalio import activity
 
-from activities import metrics
-from activities.clock import utcnow
-from activities.logwatch import AttemptLog, LogReading
-from activities.progress import ProgressRecord
-from activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
-from activities.schedulers.coalesce import CoalescingObserver
-from workflows.models import (
+from recovery.activities import metrics
+from recovery.activities.clock import utcnow
+from recovery.activities.logwatch import AttemptLog, LogReading
+from recovery.activities.progress import ProgressRecord
+from recovery.activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
+from recovery.activities.schedulers.coalesce import CoalescingObserver
+from recovery.workflows.models import (
     Attempt,
     AttemptEnd,
     AttemptEndInput,
@@ -34,7 +43,7 @@ from workflows.models import (
     WatchInput,
     WatchResult,
 )
-from workflows.policy import Policy
+from recovery.workflows.policy import Policy
 
 log = structlog.get_logger("recovery.watch")
 

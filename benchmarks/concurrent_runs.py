@@ -5,7 +5,7 @@ advice recorded when 50 of them fail at once; then the same burst with a second 
 
 Run by hand, never in tests. It starts its own dev server (SQLite in a temporary RECOVERY_HOME,
 free ports), its own local cluster (runs + 2 x burst + 8 nodes, so every failed run has a
-healthy node to restart on) and `python -m worker worker` subprocesses on their own task queue,
+healthy node to restart on) and `python -m recovery.worker worker` subprocesses on their own task queue,
 so it touches nothing else on the machine; it cancels its runs and stops all of it at the end,
 on Ctrl-C or on error too.
 
@@ -79,7 +79,7 @@ from recovery_latency import percentile, setup_env  # noqa: E402
 if TYPE_CHECKING:
     from temporalio.client import Client
 
-    from workflows.models import JobObservation, RunStatus
+    from recovery.workflows.models import JobObservation, RunStatus
 
 TICKS = os.sysconf("SC_CLK_TCK")
 JOB = """#!/bin/bash
@@ -165,7 +165,7 @@ class Sampler:
 def start_worker(home: Path, n: int) -> subprocess.Popen[bytes]:
     log = (home / f"worker{n}.log").open("ab")
     return subprocess.Popen(
-        [sys.executable, "-m", "worker", "worker"],
+        [sys.executable, "-m", "recovery.worker", "worker"],
         cwd=ROOT,
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -195,8 +195,8 @@ def write_job(home: Path, every: float) -> Path:
 
 async def submit_all(client: Client, script: Path, count: int) -> dict[str, str]:
     """Start `count` runs, 50 at a time; returns run id -> name."""
-    from worker import runs
-    from worker.submit import build_spec
+    from recovery.client import runs
+    from recovery.client.submit import build_spec
 
     gate = asyncio.Semaphore(50)
     started: dict[str, str] = {}
@@ -216,7 +216,7 @@ def run_of(job: JobObservation) -> str:
 
 
 async def cluster_jobs() -> list[JobObservation]:
-    from worker import local_cluster
+    from recovery.activities.schedulers.local import launcher as local_cluster
 
     return list((await asyncio.to_thread(local_cluster.status)).jobs)
 
@@ -270,8 +270,8 @@ async def burst(
     client: Client, pids: dict[str, int], victims: list[JobObservation], timeout: float, logs: list[Path]
 ) -> Phase:
     """Set the victims' nodes down at once; wait until every run has its successor running."""
-    from activities.schedulers.local import LocalScheduler
-    from worker import local_cluster
+    from recovery.activities.schedulers.local import LocalScheduler
+    from recovery.activities.schedulers.local import launcher as local_cluster
 
     sampler = Sampler(pids)
     sampler.start()
@@ -346,7 +346,7 @@ async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]
 
 
 async def _status(client: Client, run_id: str) -> RunStatus | None:
-    from worker import runs
+    from recovery.client import runs
 
     try:
         return await runs.query_status(client, run_id, rpc_timeout=30.0)
@@ -356,7 +356,7 @@ async def _status(client: Client, run_id: str) -> RunStatus | None:
 
 
 async def cancel_all(client: Client, run_ids: list[str]) -> None:
-    from worker import runs
+    from recovery.client import runs
 
     gate = asyncio.Semaphore(50)
 
@@ -381,9 +381,9 @@ class Rig:
 
 
 async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict[str, float]]:
-    from worker import local_cluster
-    from worker.devserver import DevServer
-    from worker.temporal_client import connect
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.client.temporal_client import connect
+    from recovery.worker.devserver import DevServer
 
     server = DevServer.from_env()
     rig.server = True
@@ -428,8 +428,8 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
 
 
 def cleanup(rig: Rig) -> None:
-    from worker import local_cluster
-    from worker.devserver import DevServer
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.worker.devserver import DevServer
 
     for proc in rig.workers:
         with contextlib.suppress(Exception):
@@ -516,7 +516,7 @@ def main() -> int:
 
     import logging
 
-    from worker import logs
+    from recovery.worker import logs
 
     logs.configure(logging.WARNING)
     rig = Rig(home)

@@ -14,10 +14,10 @@ import statistics
 import time
 from datetime import UTC, datetime, timedelta
 
-from activities.attribution import RulesProvider
-from activities.rules import as_cluster_nodes
-from workflows.decide import DecisionInput, decide, no_progress_streak
-from workflows.models import (
+from recovery.activities.attribution import RulesProvider
+from recovery.activities.rules import as_cluster_nodes
+from recovery.workflows.decide import DecisionInput, decide, no_progress_streak
+from recovery.workflows.models import (
     Attempt,
     AttributionInput,
     Diagnosis,
@@ -29,7 +29,7 @@ from workflows.models import (
     Symptom,
     TaskResult,
 )
-from workflows.policy import Policy
+from recovery.workflows.policy import Policy
 
 T0 = datetime(2026, 11, 29, tzinfo=UTC)
 

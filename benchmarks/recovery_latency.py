@@ -46,7 +46,7 @@ def job(home: Path, i: int) -> Path:
 
     workdir = home / "jobs" / f"bench{i}"
     workdir.mkdir(parents=True)
-    (workdir / "train.py").write_text(resources.files("worker.demo_job").joinpath("train.py").read_text())
+    (workdir / "train.py").write_text(resources.files("recovery.worker.demo_job").joinpath("train.py").read_text())
     script = workdir / "job.sbatch"
     script.write_text(
         "#!/bin/bash\n#SBATCH --nodes=2\n"
@@ -62,12 +62,12 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def measure(runs_wanted: int, home: Path) -> dict[str, list[float]]:
-    from activities.schedulers.local import LocalScheduler
-    from worker import runs
-    from worker.config import WorkerConfig
-    from worker.run_worker import build_worker
-    from worker.submit import build_spec
-    from worker.temporal_client import connect
+    from recovery.activities.schedulers.local import LocalScheduler
+    from recovery.client import runs
+    from recovery.client.config import WorkerConfig
+    from recovery.client.submit import build_spec
+    from recovery.client.temporal_client import connect
+    from recovery.worker.run_worker import build_worker
 
     client = await connect()
     samples: dict[str, list[float]] = {k: [] for k in TARGETS}
@@ -93,11 +93,12 @@ def main() -> int:
 
     import logging
 
-    from worker import local_cluster, logs
-    from worker.devserver import DevServer
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.worker import logs
+    from recovery.worker.devserver import DevServer
 
     logs.configure(logging.WARNING)
-    from worker.submit import TUNING
+    from recovery.client.submit import TUNING
 
     server = DevServer.from_env()
     server.start(timeout=60)

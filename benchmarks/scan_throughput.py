@@ -159,8 +159,8 @@ def plain_alternation(patterns: list[str]) -> str:
 def worker(kind: str, path: str, engine: str, limit: int) -> dict[str, object]:
     t0 = time.perf_counter()
     if kind == "scanner":
-        from activities.signatures.catalog import builtin_catalog
-        from activities.signatures.scanner import LogScanner, PatternSet
+        from recovery.activities.signatures.catalog import builtin_catalog
+        from recovery.activities.signatures.scanner import LogScanner, PatternSet
 
         scanner = LogScanner(PatternSet.from_catalog(builtin_catalog(), engine=engine))
         t1 = time.perf_counter()
@@ -172,7 +172,7 @@ def worker(kind: str, path: str, engine: str, limit: int) -> dict[str, object]:
         matches += len({m.line for m in scanner.finish()})
         return {"bytes": size, "scan_seconds": time.perf_counter() - t1, "lines": matches}
     if kind == "diagnose":
-        from worker.cli_diagnose import diagnose_file
+        from recovery.client.cli_diagnose import diagnose_file
 
         result = diagnose_file(Path(path), None, None, {})
         return {
@@ -181,7 +181,7 @@ def worker(kind: str, path: str, engine: str, limit: int) -> dict[str, object]:
             "lines": len(result["evidence"]),
         }
     if kind == "python-re":
-        from activities.signatures.catalog import builtin_catalog
+        from recovery.activities.signatures.catalog import builtin_catalog
 
         rx = re.compile(plain_alternation([s.pattern for s in builtin_catalog()]).encode())
         t1, size, matches = time.perf_counter(), 0, 0
@@ -193,7 +193,7 @@ def worker(kind: str, path: str, engine: str, limit: int) -> dict[str, object]:
                     break
         return {"bytes": size, "scan_seconds": time.perf_counter() - t1, "lines": matches}
     if kind == "flat":
-        from activities.signatures.scanner import LogScanner
+        from recovery.activities.signatures.scanner import LogScanner
 
         scanner, size = LogScanner(), 0
         block = b"".join(generate(8 * MIB, seed=2))  # small, so the input is what could grow
@@ -255,8 +255,8 @@ def main() -> None:
 
 
 def run_all(args: argparse.Namespace) -> None:
-    from activities.signatures.catalog import builtin_catalog
-    from activities.signatures.engines import available
+    from recovery.activities.signatures.catalog import builtin_catalog
+    from recovery.activities.signatures.engines import available
 
     path, size = Path(args.log), args.size_mib * MIB
     write_log(path, size)

@@ -40,6 +40,7 @@ import structlog
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # for tests.integration.recovery_rig, shared with the tests
 
+from recovery.workflows.models import RunStatus  # noqa: E402
 from tests.integration.recovery_rig import (  # noqa: E402
     DEV_CLUSTER,
     FAST,
@@ -50,7 +51,6 @@ from tests.integration.recovery_rig import (  # noqa: E402
     new_rig,
 )
 from tests.integration.recovery_rig import job_script as make_job  # noqa: E402
-from workflows.models import RunStatus  # noqa: E402
 
 TARGETS = {"failure -> advice recorded": 2.0, "failure -> successor running": 15.0}
 SETTINGS = ("AuthInfo", "SchedulerParameters", "SlurmdTimeout", "KillWait", "JobRequeue", "MinJobAge")

@@ -38,11 +38,11 @@ from typing import Protocol
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from activities.progress import ProgressParser, ProgressRecord  # noqa: E402
-from activities.signatures import unwrap  # noqa: E402
-from activities.signatures.diagnosis import LogDiagnoser  # noqa: E402
-from activities.signatures.pace import LogPace  # noqa: E402
-from activities.straggler import StragglerConfig, robust_center  # noqa: E402
+from recovery.activities.progress import ProgressParser, ProgressRecord  # noqa: E402
+from recovery.activities.signatures import unwrap  # noqa: E402
+from recovery.activities.signatures.diagnosis import LogDiagnoser  # noqa: E402
+from recovery.activities.signatures.pace import LogPace  # noqa: E402
+from recovery.activities.straggler import StragglerConfig, robust_center  # noqa: E402
 from tests.unit.test_straggler_formats import FORMATS, SUSTAIN, Log, generate  # noqa: E402
 
 DROPS = (0.10, 0.15, 0.25, 0.40)

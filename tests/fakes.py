@@ -14,8 +14,8 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime
 
-from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 
 def _now() -> datetime:

@@ -1,3 +1,3 @@
-from worker.cli import main
+from recovery.worker.cli import main
 
 main()

@@ -15,9 +15,10 @@ import structlog
 from temporalio import activity
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
-from activities import metrics
+from recovery.activities import metrics
+from recovery.workflows.models import TRAINING_RUN
 
-RUN_WORKFLOW = "TrainingRun"
+RUN_WORKFLOW = TRAINING_RUN
 
 
 def context_fields(

@@ -14,16 +14,17 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from activities.progress import ProgressError
-from activities.schedulers.base import SchedulerError
-from activities.signatures.catalog import CatalogError
-from worker import cli_cluster, cli_diagnose, cli_nodes, settings
-from worker.config import ConfigError
-from worker.devserver import DevServer, DevServerError
-from worker.runs import RunError
-from worker.submit import SubmitError
-from worker.temporal_client import TemporalUnavailable, connect
-from workflows.policy_files import PolicyError
+from recovery import settings
+from recovery.activities.progress import ProgressError
+from recovery.activities.schedulers.base import SchedulerError
+from recovery.activities.signatures.catalog import CatalogError
+from recovery.client import cli_cluster, cli_diagnose, cli_nodes
+from recovery.client.config import ConfigError
+from recovery.client.runs import RunError
+from recovery.client.submit import SubmitError
+from recovery.client.temporal_client import TemporalUnavailable, connect
+from recovery.worker.devserver import DevServer, DevServerError
+from recovery.workflows.policy_files import PolicyError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -51,8 +52,8 @@ def run_async(coro: Awaitable[int]) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from worker import runs
-    from worker.submit import build_spec
+    from recovery.client import runs
+    from recovery.client.submit import build_spec
 
     spec = build_spec(args.script, args.args, args.scheduler, args.policy, args.run, args.nodes, Path.cwd())
 
@@ -80,8 +81,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from worker import runs
-    from worker.render import run_table
+    from recovery.client import runs
+    from recovery.client.render import run_table
 
     async def go() -> int:
         found = await runs.list_runs(await connect())
@@ -95,8 +96,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from worker import runs
-    from worker.render import timeline
+    from recovery.client import runs
+    from recovery.client.render import timeline
 
     async def go() -> int:
         status = await runs.get_status(await connect(), args.run)
@@ -115,7 +116,7 @@ def ui_link(run_id: str) -> str:
 
 
 def cmd_signal(args: argparse.Namespace) -> int:
-    from worker import runs
+    from recovery.client import runs
 
     async def go() -> int:
         kill = bool(getattr(args, "kill_job", False))
@@ -130,9 +131,9 @@ def cmd_signal(args: argparse.Namespace) -> int:
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from worker import logs
-    from worker.config import load_config
-    from worker.run_worker import log_reading, make_scheduler, serve
+    from recovery.client.config import load_config
+    from recovery.worker import logs
+    from recovery.worker.run_worker import log_reading, make_scheduler, serve
 
     config = load_config(args.config or (str(p) if (p := settings.config_path()) else None))
     overrides = {"scheduler": args.scheduler, "mode": args.mode, "metrics": args.metrics}
@@ -166,7 +167,7 @@ def cmd_dev_server(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from worker.demo import run_demo
+    from recovery.worker.demo import run_demo
 
     return run_async(run_demo(nodes=args.nodes, keep=args.keep))
 

@@ -19,15 +19,18 @@ from pathlib import Path
 
 from temporalio.client import Client
 
-from activities.schedulers.local import LocalScheduler
-from worker import local_cluster, logs, runs, settings
-from worker.config import WorkerConfig
-from worker.devserver import DevServer
-from worker.render import timeline
-from worker.run_worker import build_worker
-from worker.submit import build_spec
-from worker.temporal_client import connect
-from workflows.models import RunSpec, RunStatus
+from recovery import settings
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.render import timeline
+from recovery.client.submit import build_spec
+from recovery.client.temporal_client import connect
+from recovery.worker import logs
+from recovery.worker.devserver import DevServer
+from recovery.worker.run_worker import build_worker
+from recovery.workflows.models import RunSpec, RunStatus
 
 FAULT_NODE = "node2"
 RESUMED = re.compile(r"resumed from checkpoint at step (\d+)")
@@ -69,7 +72,7 @@ async def _submit_and_follow(client: Client, server: DevServer) -> RunStatus | N
     while time.monotonic() < deadline:
         status = await runs.query_status(client, spec.run_id)
         narrator.show(status)
-        if status.run.state.value in ("completed", "gave_up", "cancelled"):
+        if status.run.state.finished:
             break
         await asyncio.sleep(0.3)
     if status is not None:
@@ -81,7 +84,7 @@ async def _submit_and_follow(client: Client, server: DevServer) -> RunStatus | N
 def _demo_spec() -> RunSpec:
     workdir = settings.home() / "demo" / time.strftime("%Y%m%d-%H%M%S")
     workdir.mkdir(parents=True, exist_ok=True)
-    package = resources.files("worker.demo_job")
+    package = resources.files("recovery.worker.demo_job")
     for name in ("job.sbatch", "train.py"):
         (workdir / name).write_text(package.joinpath(name).read_text())
     spec = build_spec(str(workdir / "job.sbatch"), ["--steps", "30"], "local", "default", "demo", 2, workdir)

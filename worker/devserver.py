@@ -17,8 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from worker import settings
-from workflows import search_attributes
+from recovery import settings
+from recovery.workflows import search_attributes
 
 
 class DevServerError(RuntimeError):

@@ -15,14 +15,15 @@ from temporalio.common import MetricMeter
 from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
-from activities import metrics
-from workflows.models import RunState
+from recovery.activities import metrics
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import TRAINING_RUN, RunState
 
 log = structlog.get_logger("recovery.worker")
 
 
 def state_query(state: RunState) -> str:
-    return f'WorkflowType="TrainingRun" AND RecoveryState="{state.value}"'
+    return f'WorkflowType="{TRAINING_RUN}" AND {sa.STATE.name}="{state.value}"'
 
 
 async def count_runs(client: Client) -> dict[str, int]:

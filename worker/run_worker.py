@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import signal
 from collections.abc import Callable
 from typing import Any
@@ -12,37 +13,38 @@ from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
 from temporalio.worker import Worker
 
-from activities.actions import ActionActivities
-from activities.attribution import Provider, make_provider
-from activities.diagnose import DiagnoseActivities, HealthProbing
-from activities.discovery import Discoverable, DiscoveryActivities
-from activities.hangstacks.collect import StackActivities, StackCollection
-from activities.logwatch import LogReading
-from activities.node_history import NodeHistoryActivities
-from activities.notify import NotifyActivities
-from activities.progress import ProgressParser
-from activities.schedulers.base import Scheduler, SchedulerError
-from activities.signatures.catalog import load_catalog
-from activities.watch import WatchActivities
-from worker import settings
-from worker.activity_context import ActivityContext
-from worker.config import WorkerConfig
-from worker.run_states import publish_run_states
-from worker.submit import TUNING
-from workflows.discovery import SlurmDiscovery
-from workflows.models import DiscoveryInput
-from workflows.node_history import NodeHistory
-from workflows.training_run import TrainingRun
+from recovery import settings
+from recovery.activities.actions import ActionActivities
+from recovery.activities.attribution import Provider, make_provider
+from recovery.activities.diagnose import DiagnoseActivities, HealthProbing
+from recovery.activities.discovery import Discoverable, DiscoveryActivities
+from recovery.activities.hangstacks.collect import StackActivities, StackCollection
+from recovery.activities.logwatch import LogReading
+from recovery.activities.node_history import NodeHistoryActivities
+from recovery.activities.notify import NotifyActivities
+from recovery.activities.progress import ProgressParser
+from recovery.activities.schedulers.base import Scheduler, SchedulerError
+from recovery.activities.signatures.catalog import load_catalog
+from recovery.activities.watch import WatchActivities
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.submit import TUNING
+from recovery.worker.activity_context import ActivityContext
+from recovery.worker.run_states import publish_run_states
+from recovery.workflows.discovery import SlurmDiscovery
+from recovery.workflows.models import DiscoveryInput
+from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.training_run import TrainingRun
 
 log = structlog.get_logger("recovery.worker")
 
 
 def make_scheduler(config: WorkerConfig) -> Scheduler:
     if config.scheduler == "local":
-        from activities.schedulers.local import LocalScheduler
+        from recovery.activities.schedulers.local import LocalScheduler
 
         return LocalScheduler()
-    from activities.schedulers.slurm_factory import make_slurm_scheduler
+    from recovery.activities.schedulers.slurm_factory import make_slurm_scheduler
 
     slurm = config.slurm
     return make_slurm_scheduler(
@@ -121,7 +123,8 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
         workflows.append(SlurmDiscovery)
-        discovery = DiscoveryActivities(scheduler, client, config.partitions, TUNING["slurm"])
+        start = functools.partial(runs.start_run, client)
+        discovery = DiscoveryActivities(scheduler, start, config.partitions, TUNING["slurm"])
         activities.append(discovery.adopt_opted_in_jobs)
     return Worker(
         client,

@@ -10,8 +10,8 @@ from datetime import datetime
 
 from pydantic import Field
 
-from workflows.models import Advice, Attempt, Diagnosis, JobState, Model
-from workflows.policy import Policy
+from recovery.workflows.models import Advice, Attempt, Diagnosis, JobState, Model
+from recovery.workflows.policy import Policy
 
 
 class DecisionInput(Model):

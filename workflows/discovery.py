@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
-    from activities.discovery import DiscoveryActivities
-    from workflows.models import DiscoverInput, DiscoveryInput
+    from recovery.activities.discovery import DiscoveryActivities
+    from recovery.workflows.models import AdoptJobsInput, DiscoveryInput
+    from recovery.workflows.retries import DISCOVERY
 
 
 @workflow.defn(name="SlurmDiscovery")
@@ -19,9 +19,9 @@ class SlurmDiscovery:
         for _ in range(inp.rounds_before_continue):
             await workflow.execute_activity_method(
                 DiscoveryActivities.adopt_opted_in_jobs,
-                DiscoverInput(task_queue=inp.task_queue, interval_seconds=inp.interval_seconds),
+                AdoptJobsInput(task_queue=inp.task_queue, interval_seconds=inp.interval_seconds),
                 start_to_close_timeout=timedelta(minutes=5),
-                retry_policy=RetryPolicy(maximum_interval=timedelta(minutes=1)),
+                retry_policy=DISCOVERY,
             )
             await workflow.sleep(inp.interval_seconds)
         workflow.continue_as_new(inp)  # keeps the history of a forever-loop bounded

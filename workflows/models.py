@@ -8,19 +8,27 @@ in `recovery status --json` keeps its name forever.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from workflows.policy import Duration, Policy, SuspectNodes
+from recovery.workflows.policy import Policy
+
+# The run's workflow type (the public contract; running histories are of this type). Here rather
+# than beside the workflow so the client and the worker's gauges name it without loading it.
+TRAINING_RUN = "TrainingRun"
 
 
 class Model(BaseModel):
     """Base for every shared model: unknown fields are an error, values are validated on assignment."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+_M = TypeVar("_M", bound=Model)
 
 
 class JobState(StrEnum):
@@ -63,6 +71,11 @@ class RunState(StrEnum):
     GAVE_UP = "gave_up"
     CANCELLED = "cancelled"
 
+    @property
+    def finished(self) -> bool:
+        """The run is over: completed, gave up or cancelled. Nothing more happens to it."""
+        return self in (RunState.COMPLETED, RunState.GAVE_UP, RunState.CANCELLED)
+
 
 SymptomKind = Literal["crash", "hang", "straggler"]
 Category = Literal[
@@ -77,6 +90,19 @@ Category = Literal[
 Operation = Literal["restart", "terminate", "give_up"]
 AdviceStatus = Literal["pending", "converged", "abandoned"]
 ActionKind = Literal["submit", "requeue_hold", "set_excluded_nodes", "release", "cancel", "drain_node"]
+# The points a run's story and its latencies are measured between (docs/architecture.md).
+MilestoneName = Literal[
+    "progress_started",  # the first attempt's first progress step
+    "failure_observed",  # when an attempt failed (or stopped progressing, or began to straggle)
+    "symptom_detected",
+    "advice_recorded",
+    "first_action",  # the first scheduler command carried out for an advice
+    "successor_running",
+    "progress_restored",  # a successor's first progress step
+    "completed",
+    "gave_up",
+    "cancelled",
+]
 
 
 # --- scheduler facts -------------------------------------------------------------------------
@@ -269,10 +295,9 @@ class Action(Model):
 
 
 class Milestone(Model):
-    """failure_observed, symptom_detected, advice_recorded, first_action, successor_running,
-    progress_restored, completed: the points recovery latency is measured between."""
+    """One point of a run's story (`MilestoneName`): recovery latency is measured between them."""
 
-    name: str
+    name: MilestoneName
     at: datetime
     attempt_index: int | None = None
     detail: str = ""
@@ -297,6 +322,14 @@ class Goodput(Model):
     recomputed_steps: int = 0
     failures: int = 0
     ettr: float | None = None
+
+
+# The milestone that ends a run, for each finished state.
+FINAL_MILESTONE: dict[RunState, MilestoneName] = {
+    RunState.COMPLETED: "completed",
+    RunState.GAVE_UP: "gave_up",
+    RunState.CANCELLED: "cancelled",
+}
 
 
 class RunSummary(Model):
@@ -520,6 +553,67 @@ class RunRecord(Model):
     spent: dict[str, int] = Field(default_factory=dict)  # restarts per budget key
     continued: int = 0
 
+    # What changes, one method a kind of change: entries are found by what names them (an
+    # attempt's index, an advice's generation), never by their place in a list. Pure: times
+    # come from the caller (workflow.now() in the workflow).
+
+    def attempt(self, index: int) -> Attempt:
+        return next(a for a in self.attempts if a.index == index)
+
+    def revise_attempt(self, index: int, **learned: Any) -> None:
+        """Record what was learned about attempt `index` (its steps, where its output starts)."""
+        _revise(self.attempts, lambda a: a.index == index, learned)
+
+    def refresh_attempt(self, fresh: Attempt) -> None:
+        """Replace attempt `fresh.index` with a newer view of it."""
+        for i, known in enumerate(self.attempts):
+            if known.index == fresh.index:
+                self.attempts[i] = fresh
+
+    @property
+    def last_symptom(self) -> Symptom:
+        return self.symptoms[-1]
+
+    def revise_last_symptom(self, **learned: Any) -> None:
+        """Add to the symptom being recovered from (more evidence, a better failure time)."""
+        self.symptoms[-1] = self.symptoms[-1].model_copy(update=learned)
+
+    def add_milestone(self, name: MilestoneName, at: datetime, attempt_index: int | None, detail: str = "") -> None:
+        self.milestones.append(Milestone(name=name, at=at, attempt_index=attempt_index, detail=detail))
+
+    def move_milestone(self, name: MilestoneName, attempt_index: int, at: datetime) -> None:
+        """A better time for attempt `attempt_index`'s milestone `name` (the scheduler's own record)."""
+        _revise(self.milestones, lambda m: m.name == name and m.attempt_index == attempt_index, {"at": at})
+
+    def mark_acted(self, generation: int) -> None:
+        """The scheduler commands of advice `generation` went through."""
+        _revise(self.advice, lambda a: a.generation == generation, {"acted": True})
+
+    def resolve_advice(self, generation: int, status: AdviceStatus, reason: str, at: datetime) -> None:
+        """Advice `generation` converged or was abandoned, for `reason`."""
+        resolved = {"status": status, "status_reason": reason, "resolved_at": at}
+        _revise(self.advice, lambda a: a.generation == generation, resolved)
+
+    def add_action(self, action: Action) -> bool:
+        """Record a scheduler command; True when it is the first for its advice."""
+        first = not any(a.advice_generation == action.advice_generation for a in self.actions)
+        self.actions.append(action)
+        return first
+
+    def count_restart(self, budget_key: str) -> None:
+        """A restart was carried out: it spends its category's budget and, unless the scheduler
+        ended the attempt (a time limit or preemption resumes for free), one of max_restarts."""
+        self.spent[budget_key] = self.spent.get(budget_key, 0) + 1
+        if budget_key != "scheduler":
+            self.restarts_done += 1
+
+
+def _revise(items: list[_M], match: Callable[[_M], bool], changes: dict[str, Any]) -> None:
+    """Replace each item `match` finds with a copy carrying `changes`."""
+    for i, item in enumerate(items):
+        if match(item):
+            items[i] = item.model_copy(update=changes)
+
 
 class RunInput(Model):
     spec: RunSpec
@@ -532,12 +626,17 @@ class CancelRequest(Model):
     kill_job: bool = False
 
 
-class DiscoverInput(Model):
+class AdoptJobsInput(Model):
+    """One round of the `adopt_opted_in_jobs` activity: start runs on `task_queue` for opted-in
+    jobs (`interval_seconds` between rounds says how old an ended job may be and still count)."""
+
     task_queue: str
     interval_seconds: float = 30.0
 
 
-class DiscoverResult(Model):
+class AdoptJobsResult(Model):
+    """What one adoption round saw, started and refused (with why)."""
+
     seen: int = 0
     started: list[str] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
@@ -551,127 +650,6 @@ class DiscoveryInput(Model):
     rounds_before_continue: int = Field(default=500, ge=1)
 
 
-# --- node history: one long-lived entity workflow per cluster ----------------------------------
-
-
-class NodeFailure(Model):
-    """One failure a node was implicated in. (run_id, attempt_index, node) names it, so a report
-    that is retried or sent twice is counted once."""
-
-    node: str
-    run_id: str
-    attempt_index: int = Field(ge=0)
-    category: Category
-    at: datetime
-    reason: str = ""
-
-    @property
-    def key(self) -> tuple[str, int, str]:
-        return (self.run_id, self.attempt_index, self.node)
-
-
-class SuspectRule(Model):
-    """A node implicated in failures of at least `failures` different runs within `window` is suspect."""
-
-    failures: int = Field(default=2, ge=1)
-    window: Duration = timedelta(days=7)
-
-    @classmethod
-    def of(cls, section: SuspectNodes) -> SuspectRule:
-        return cls(failures=section.failures, window=section.window)
-
-
-class NodeQuery(Model):
-    """Input of the NodeHistory queries. `now` comes from the caller: a query runs on the entity's
-    last workflow task, whose clock can be days old when no failure came in since."""
-
-    rule: SuspectRule = Field(default_factory=SuspectRule)
-    now: datetime
-
-
-class NodeSummary(Model):
-    """One node as `recovery nodes --json` shows it. `failures` and `runs` cover the whole kept
-    history; `runs_in_window` are the runs `suspect` is decided on."""
-
-    node: str
-    failures: int
-    runs: list[str]
-    runs_in_window: list[str]
-    suspect: bool
-    last_failure_at: datetime | None = None
-    history: list[NodeFailure] = Field(default_factory=list)
-
-
-class NodeReport(Model):
-    """The `nodes` query: every node with failures on record, suspects first."""
-
-    cluster: str
-    rule: SuspectRule
-    now: datetime
-    nodes: list[NodeSummary] = Field(default_factory=list)
-
-
-class NodeHistoryLimits(Model):
-    """What keeps the entity bounded: its state travels whole through continue-as-new, and one
-    payload must stay well under Temporal's 2 MB limit (4,000 failures with long names and
-    reasons measure about 1.4 MB)."""
-
-    retention: Duration = timedelta(days=30)
-    max_per_node: int = Field(default=50, ge=1)
-    max_total: int = Field(default=4000, ge=1)
-    max_reason_chars: int = Field(default=160, ge=0)
-    history_events_limit: int = Field(default=5000, ge=10)
-
-
-class NodeHistoryState(Model):
-    """The failures on record per node (oldest first), and when each node was last cleared:
-    a late report of a failure from before the clear must not bring it back."""
-
-    failures: dict[str, list[NodeFailure]] = Field(default_factory=dict)
-    cleared: dict[str, datetime] = Field(default_factory=dict)
-    continued: int = 0
-
-
-class NodeHistoryInput(Model):
-    cluster: str
-    limits: NodeHistoryLimits = Field(default_factory=NodeHistoryLimits)
-    state: NodeHistoryState | None = None
-
-
-class NodeFailureReport(Model):
-    """Activity input: failures to record. `cluster` None means the worker's own cluster."""
-
-    failures: list[NodeFailure]
-    cluster: str | None = None
-
-
-class SuspectQuery(Model):
-    """Activity input: which nodes are suspect on the cluster (None: the worker's own) at `now`."""
-
-    rule: SuspectRule = Field(default_factory=SuspectRule)
-    now: datetime
-    cluster: str | None = None
-
-
-class DrainInput(Model):
-    """Activity input: drain these suspect nodes, for this run (named in the drain reason)."""
-
-    run_id: str
-    nodes: list[str]
-    rule: SuspectRule = Field(default_factory=SuspectRule)
-    now: datetime
-    cluster: str | None = None
-
-
-class DrainResult(Model):
-    """Per node, what the drain found and did: `drained` now, `already` drained or down (left
-    alone), or `refused` with why (the worker may not drain, or the scheduler cannot)."""
-
-    drained: dict[str, str] = Field(default_factory=dict)  # node -> the reason given to the scheduler
-    already: list[str] = Field(default_factory=list)
-    refused: str | None = None
-
-
 class NotifyInput(Model):
     """What a notification carries: which run, and the advice it is about."""
 
@@ -680,52 +658,3 @@ class NotifyInput(Model):
     advice: Advice
     webhook: str | None = None
     command: list[str] | None = None
-
-
-# --- GPU health: what NVML says about a node's GPUs (activities/health.py) ----------------------
-
-
-class GpuReading(Model):
-    """What NVML said about one GPU. A field is None when NVML refused it; `errors` says why.
-
-    `pci_bus_id` is `0000:3b:00`, the form the kernel's `NVRM: Xid (PCI:0000:3b:00)` lines use, so
-    a reading and a log line about the same GPU can be matched. `lost`: NVML answered "GPU is lost"
-    (typically fallen off the bus). `pending_reset`: the GPU needs a reset before it is whole again
-    (rows or pages waiting for one, a recovery action asking for one, or NVML saying so).
-    """
-
-    index: int
-    pci_bus_id: str | None = None
-    name: str | None = None
-    lost: bool = False
-    ecc_uncorrected_volatile: int | None = None  # since the driver last loaded
-    ecc_uncorrected_aggregate: int | None = None  # over the GPU's lifetime
-    retired_pages_pending: bool | None = None  # pre-Ampere GPUs retire pages
-    remapped_rows_pending: bool | None = None  # Ampere and later remap rows instead
-    remapped_rows_failure: bool | None = None
-    pending_reset: bool | None = None
-    recovery_action: str | None = None  # NVML's word, lower case: none, gpu_reset, node_reboot, ...
-    throttle_reasons: list[str] = Field(default_factory=list)
-    xid_events: list[int] = Field(default_factory=list)
-    errors: list[str] = Field(default_factory=list)
-
-
-class GpuHealth(Model):
-    """One probe of a node's GPUs. `available` False: no readings, and `reason` says why (no driver,
-    no GPU, the probe could not run on the node). `host` is the machine that answered."""
-
-    node: str
-    host: str = ""
-    available: bool
-    reason: str = ""
-    gpus: list[GpuReading] = Field(default_factory=list)
-
-
-class HealthProbeInput(Model):
-    """Activity input: probe `node`'s GPUs through `scheduler` (`local` or `slurm`). With `job_id`,
-    on Slurm the probe runs as a step of that job (for a job still holding the node)."""
-
-    run_id: str
-    node: str
-    scheduler: str
-    job_id: str | None = None

@@ -8,8 +8,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-from workflows.policy import Policy
-from workflows.yaml_models import YamlModelError, parse_model, read_text
+from recovery.workflows.policy import Policy
+from recovery.workflows.yaml_models import YamlModelError, parse_model, read_text
 
 BUILTIN = ("default",)
 
@@ -21,7 +21,7 @@ class PolicyError(YamlModelError):
 def load_policy(name_or_path: str) -> Policy:
     """Load a built-in policy by name, or a YAML file by path."""
     if name_or_path in BUILTIN:
-        text = resources.files("workflows.policies").joinpath(f"{name_or_path}.yaml").read_text()
+        text = resources.files("recovery.workflows.policies").joinpath(f"{name_or_path}.yaml").read_text()
         return parse_policy(text, f"<built-in policy {name_or_path}>")
     path = Path(name_or_path)
     if path.suffix in (".yaml", ".yml") or "/" in name_or_path or path.exists():

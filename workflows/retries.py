@@ -3,6 +3,10 @@
 - FOREVER: the world will come back (a scheduler or service that is away); keep trying.
 - BOUNDED: an action that may be refused for good; give up after a few minutes of tries.
 - ONCE: advisory calls whose answer is worth less than the time a retry would cost.
+- TWICE: advisory work that bounds its own time (a hung attempt's stacks): one more try, then
+  the run carries on without it.
+- NOTIFY: a notification; a receiver that stays away for minutes is not waited for.
+- DISCOVERY: a discovery round; like FOREVER, but a cluster that is away is asked once a minute.
 """
 
 from __future__ import annotations
@@ -18,3 +22,6 @@ BOUNDED = RetryPolicy(
     maximum_attempts=10,
 )
 ONCE = RetryPolicy(maximum_attempts=1)
+TWICE = RetryPolicy(maximum_attempts=2)
+NOTIFY = RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(minutes=1))
+DISCOVERY = RetryPolicy(maximum_interval=timedelta(minutes=1))

@@ -1,4 +1,4 @@
-"""A run's side of the cluster's node history (`workflows.node_history`): which nodes are suspect
+"""A run's side of the cluster's node history (`recovery.workflows.node_history`): which nodes are suspect
 now, which nodes this failure implicated, and draining suspects. Advisory throughout: a node
 history that is slow or away never delays or blocks a recovery.
 
@@ -14,9 +14,9 @@ from temporalio import workflow
 from temporalio.exceptions import ActivityError
 
 with workflow.unsafe.imports_passed_through():
-    from activities.node_history import NodeHistoryActivities
-    from workflows.models import (
-        Diagnosis,
+    from recovery.activities.node_history import NodeHistoryActivities
+    from recovery.workflows.models import Diagnosis
+    from recovery.workflows.node_history.models import (
         DrainInput,
         DrainResult,
         NodeFailure,
@@ -24,7 +24,7 @@ with workflow.unsafe.imports_passed_through():
         SuspectQuery,
         SuspectRule,
     )
-    from workflows.retries import BOUNDED, ONCE
+    from recovery.workflows.retries import BOUNDED, ONCE
 
 
 async def suspects(rule: SuspectRule, now: datetime, timeout: timedelta) -> list[str]:

@@ -1,8 +1,12 @@
-"""The custom search attributes of the public contract, in one place for workflow, CLI and server."""
+"""The custom search attributes of the public contract, in one place for workflow, CLI and server.
+
+Each name is written once, in its key; `ALL` (what `dev-server start` registers and `submit`
+checks for) is derived from the keys.
+"""
 
 from __future__ import annotations
 
-from temporalio.common import SearchAttributeKey
+from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
 
 STATE = SearchAttributeKey.for_keyword("RecoveryState")
 SCHEDULER = SearchAttributeKey.for_keyword("RecoveryScheduler")
@@ -11,12 +15,15 @@ ATTEMPTS = SearchAttributeKey.for_int("RecoveryAttempts")
 LAST_SYMPTOM = SearchAttributeKey.for_keyword("RecoveryLastSymptom")
 EXCLUDED_NODES = SearchAttributeKey.for_keyword_list("RecoveryExcludedNodes")
 
-# Name -> the type name `temporal server start-dev --search-attribute` and the operator API use.
+# The type names `temporal server start-dev --search-attribute` and the operator API use.
+_TYPE_NAMES = {
+    SearchAttributeIndexedValueType.KEYWORD: "Keyword",
+    SearchAttributeIndexedValueType.KEYWORD_LIST: "KeywordList",
+    SearchAttributeIndexedValueType.INT: "Int",
+}
+
+# Name -> type name, for every key above.
 ALL: dict[str, str] = {
-    "RecoveryState": "Keyword",
-    "RecoveryScheduler": "Keyword",
-    "RecoveryJobIds": "KeywordList",
-    "RecoveryAttempts": "Int",
-    "RecoveryLastSymptom": "Keyword",
-    "RecoveryExcludedNodes": "KeywordList",
+    key.name: _TYPE_NAMES[key.indexed_value_type]
+    for key in (STATE, SCHEDULER, JOB_IDS, ATTEMPTS, LAST_SYMPTOM, EXCLUDED_NODES)
 }

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Attempt, Goodput, Milestone, RunRecord, RunSpec, RunState, RunStatus, RunSummary, Symptom
-
-_FINAL = ("completed", "gave_up", "cancelled")
+from recovery.workflows.models import (
+    FINAL_MILESTONE,
+    Attempt,
+    Goodput,
+    Milestone,
+    RunRecord,
+    RunSpec,
+    RunState,
+    RunStatus,
+    RunSummary,
+    Symptom,
+)
 
 
 def public_state(record: RunRecord) -> RunState:
     """`RecoveryState`: a paused run that is not finished shows as paused."""
-    finished = (RunState.COMPLETED, RunState.GAVE_UP, RunState.CANCELLED)
-    if record.paused and record.state not in finished:
+    if record.paused and not record.state.finished:
         return RunState.PAUSED
     return record.state
 
@@ -53,7 +61,7 @@ def goodput(record: RunRecord, now: datetime) -> Goodput:
     started = next((a.started_at for a in record.attempts if a.started_at), None)
     if started is None:
         return Goodput()
-    end = next((m.at for m in record.milestones if m.name in _FINAL), now)
+    end = next((m.at for m in record.milestones if m.name in FINAL_MILESTONE.values()), now)
     elapsed = max(0.0, (end - started).total_seconds())
     detection = restart = recompute = 0.0
     steps = failures = 0

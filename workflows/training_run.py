@@ -14,35 +14,40 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy, SearchAttributeUpdate
+from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
-    from activities.actions import ActionActivities, attempt_from
-    from activities.diagnose import DiagnoseActivities
-    from activities.hangstacks.collect import StackActivities
-    from activities.notify import NotifyActivities
-    from activities.watch import WatchActivities
-    from workflows import run_node_history
-    from workflows import search_attributes as sa
-    from workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
-    from workflows.models import (
+    from recovery.activities.actions import ActionActivities, attempt_from
+    from recovery.activities.diagnose import DiagnoseActivities
+    from recovery.activities.hangstacks.collect import StackActivities
+    from recovery.activities.notify import NotifyActivities
+    from recovery.activities.watch import WatchActivities
+    from recovery.workflows import run_node_history
+    from recovery.workflows import search_attributes as sa
+    from recovery.workflows.decide import DecisionInput, budget_key, decide, no_progress_streak
+    from recovery.workflows.history import history_full
+    from recovery.workflows.models import (
+        FINAL_MILESTONE,
+        TRAINING_RUN,
         Action,
         ActionKind,
         AdoptInput,
         Advice,
+        AdviceStatus,
         Attempt,
         AttemptEndInput,
         AwaitRequeueInput,
         CancelInput,
         CancelRequest,
         DiagnoseInput,
+        DiagnoseResult,
         HangStacks,
         HangStacksInput,
         JobActionInput,
         JobObservation,
-        Milestone,
+        MilestoneName,
         NotifyInput,
         RecordAdviceInput,
         RunInput,
@@ -51,13 +56,14 @@ with workflow.unsafe.imports_passed_through():
         RunStatus,
         SubmitInput,
         SubmitRequest,
-        SuspectRule,
+        Symptom,
         VerifyInput,
         WatchInput,
         WatchResult,
     )
-    from workflows.retries import BOUNDED, FOREVER
-    from workflows.status import build_status, public_state
+    from recovery.workflows.node_history.models import SuspectRule
+    from recovery.workflows.retries import BOUNDED, FOREVER, NOTIFY, TWICE
+    from recovery.workflows.status import build_status, public_state
 
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
@@ -65,7 +71,7 @@ RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
 HANG_STACKS_PATCH = "hang-stacks"
 
 
-@workflow.defn(name="TrainingRun")
+@workflow.defn(name=TRAINING_RUN)
 class TrainingRun:
     @workflow.init
     def __init__(self, inp: RunInput) -> None:
@@ -104,8 +110,8 @@ class TrainingRun:
         try:
             if not self.rec.attempts:
                 await self._first_attempt()
-            while self.rec.state not in (RunState.COMPLETED, RunState.GAVE_UP, RunState.CANCELLED):
-                if self._history_full():
+            while not self.rec.state.finished:
+                if history_full(self.tuning.history_events_limit):
                     await self._continue_as_new()
                 await self._follow(self.rec.attempts[-1])
         except asyncio.CancelledError:
@@ -159,12 +165,12 @@ class TrainingRun:
         if result.event == "progress":
             self._progress_made(attempt, result)
             return
-        known = self.rec.attempts[attempt.index]
-        reached = {
-            "last_step": known.last_step if result.last_step is None else result.last_step,
-            "step_seconds": result.step_seconds or known.step_seconds,
-        }
-        self.rec.attempts[attempt.index] = known.model_copy(update=reached)
+        known = self.rec.attempt(attempt.index)
+        self.rec.revise_attempt(
+            attempt.index,
+            last_step=known.last_step if result.last_step is None else result.last_step,
+            step_seconds=result.step_seconds or known.step_seconds,
+        )
         if result.symptom is None:
             self._milestone("completed", result.observation.ended_at, attempt.index)
             self._finish(RunState.COMPLETED, "")
@@ -178,7 +184,7 @@ class TrainingRun:
             WatchActivities.watch_attempt,
             WatchInput(
                 run_id=self.spec.run_id,
-                attempt=self.rec.attempts[attempt.index],
+                attempt=self.rec.attempt(attempt.index),
                 poll_seconds=self.tuning.poll_seconds,
                 policy=self.spec.policy,
             ),
@@ -197,11 +203,8 @@ class TrainingRun:
 
     def _progress_made(self, attempt: Attempt, result: WatchResult) -> None:
         """An attempt's first progress: training runs (again); a restart is only done now."""
-        current = self.rec.attempts[attempt.index]
-        self.rec.attempts[attempt.index] = current.model_copy(
-            update={"first_step": result.first_step, "log_offset": result.log_offset}
-        )
-        name = "progress_restored" if attempt.index > 0 else "progress_started"
+        self.rec.revise_attempt(attempt.index, first_step=result.first_step, log_offset=result.log_offset)
+        name: MilestoneName = "progress_restored" if attempt.index > 0 else "progress_started"
         self._milestone(name, result.first_step_at, attempt.index, f"step {result.first_step}")
 
     async def _recover(self, attempt: Attempt, result: WatchResult) -> None:
@@ -213,7 +216,14 @@ class TrainingRun:
         self._set_state(RunState.RECOVERING)
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
-        advice, act = await self._advise(attempt, result)
+        stacks = await self._hang_stacks(attempt, result)
+        suspects = await self._suspects()
+        found = await self._diagnose(attempt, result, suspects, stacks)
+        advice = self._decide(attempt, symptom, found, suspects)
+        act = await self._record_advice(attempt, advice)
+        await self._notify(advice)
+        if act and self.spec.policy.suspect_nodes.drain:
+            await self._drain_suspects(attempt, advice, found.diagnosis.implicated_nodes)
         if advice.operation != "restart":
             self._resolve(advice, "converged", "run stopped as advised")
             self._finish(RunState.GAVE_UP, advice.explanation)
@@ -224,18 +234,17 @@ class TrainingRun:
         if await self._wait_to_act(advice):
             await self._restart(attempt, advice)
 
-    async def _advise(self, attempt: Attempt, result: WatchResult) -> tuple[Advice, bool]:
-        """Diagnose, decide and record; returns the advice and whether this worker acts on it."""
-        assert result.symptom is not None
-        stacks = await self._hang_stacks(attempt, result)
-        suspects = await self._suspects()
+    async def _diagnose(
+        self, attempt: Attempt, result: WatchResult, suspects: list[str], stacks: HangStacks | None
+    ) -> DiagnoseResult:
+        """The diagnosis, recorded and told to the cluster's node history."""
         found = await workflow.execute_activity_method(
             DiagnoseActivities.diagnose,
             DiagnoseInput(
                 run_id=self.spec.run_id,
                 attempt=attempt,
                 observation=result.observation,
-                symptom=self.rec.symptoms[-1],
+                symptom=self.rec.last_symptom,
                 log_diagnosis=result.log_diagnosis,
                 suspect_nodes=suspects,
                 hang_stacks=stacks,
@@ -249,6 +258,10 @@ class TrainingRun:
         await run_node_history.report_failure(
             self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick()
         )
+        return found
+
+    def _decide(self, attempt: Attempt, symptom: Symptom, found: DiagnoseResult, suspects: list[str]) -> Advice:
+        """The pure decision, with what the run has spent so far; recorded as pending."""
         context = DecisionInput(
             generation=len(self.rec.advice) + 1,
             attempt_index=attempt.index,
@@ -257,14 +270,19 @@ class TrainingRun:
             excluded_nodes=self.rec.excluded_nodes,
             nodes_needed=self.spec.nodes,
             usable_nodes=found.usable_nodes,
-            symptom_kind=result.symptom.kind,
+            symptom_kind=symptom.kind,
             spent=self.rec.spent,
             no_progress_streak=no_progress_streak(self.rec.attempts[: attempt.index + 1]),
             suspect_nodes=suspects,
         )
-        self._budget_key = budget_key(result.symptom.kind, found.diagnosis)
+        self._budget_key = budget_key(symptom.kind, found.diagnosis)
         advice = decide(context, found.diagnosis, self.spec.policy, workflow.now())
         self.rec.advice.append(advice)
+        return advice
+
+    async def _record_advice(self, attempt: Attempt, advice: Advice) -> bool:
+        """Record the advice through its activity (its input, read in the UI); whether this
+        worker acts on it (`act` mode) or only observes."""
         recorded = await workflow.execute_activity_method(
             ActionActivities.record_advice,
             RecordAdviceInput(
@@ -278,10 +296,7 @@ class TrainingRun:
             retry_policy=FOREVER,
         )
         self._milestone("advice_recorded", workflow.now(), attempt.index)
-        await self._notify(advice)
-        if recorded.act and self.spec.policy.suspect_nodes.drain:
-            await self._drain_suspects(attempt, advice, found.diagnosis.implicated_nodes)
-        return advice, recorded.act
+        return recorded.act
 
     async def _hang_stacks(self, attempt: Attempt, result: WatchResult) -> HangStacks | None:
         """A hung attempt still holds its nodes: read its ranks' stacks now, before the restart
@@ -303,13 +318,12 @@ class TrainingRun:
                 # The worker bounds the collection by its own config; this only catches a lost one.
                 start_to_close_timeout=timedelta(minutes=10),
                 heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
-                retry_policy=RetryPolicy(maximum_attempts=2),
+                retry_policy=TWICE,
             )
         except ActivityError:
             return None
         if stacks.evidence:
-            symptom = self.rec.symptoms[-1]
-            self.rec.symptoms[-1] = symptom.model_copy(update={"evidence": [*symptom.evidence, *stacks.evidence]})
+            self.rec.revise_last_symptom(evidence=[*self.rec.last_symptom.evidence, *stacks.evidence])
         return stacks
 
     async def _notify(self, advice: Advice) -> None:
@@ -328,7 +342,7 @@ class TrainingRun:
             NotifyActivities.notify,
             inp,
             start_to_close_timeout=timedelta(seconds=30),
-            retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(minutes=1)),
+            retry_policy=NOTIFY,
         )
         if advice.operation == "give_up":
             with contextlib.suppress(ActivityError):  # a dead receiver never changes the outcome
@@ -340,11 +354,8 @@ class TrainingRun:
         self._update_attempt(attempt, failed)
         if failed.ended_at is None:
             return
-        for i, m in enumerate(self.rec.milestones):
-            if m.name == "failure_observed" and m.attempt_index == attempt.index:
-                self.rec.milestones[i] = m.model_copy(update={"at": failed.ended_at})
-        symptom = self.rec.symptoms[-1]
-        self.rec.symptoms[-1] = symptom.model_copy(update={"failed_at": failed.ended_at})
+        self.rec.move_milestone("failure_observed", attempt.index, failed.ended_at)
+        self.rec.revise_last_symptom(failed_at=failed.ended_at)
 
     async def _suspects(self) -> list[str]:
         rule = SuspectRule.of(self.spec.policy.suspect_nodes)
@@ -440,9 +451,9 @@ class TrainingRun:
     async def _read_to_end(self, attempt: Attempt) -> None:
         """A hang or a straggler was still running when it was detected: what it wrote until the
         restart stopped it is its own, not its successor's, and its last step counts (goodput)."""
-        if not self.rec.symptoms or self.rec.symptoms[-1].kind == "crash":
+        if not self.rec.symptoms or self.rec.last_symptom.kind == "crash":
             return
-        known = self.rec.attempts[attempt.index]
+        known = self.rec.attempt(attempt.index)
         inp = AttemptEndInput(
             run_id=self.spec.run_id,
             attempt=known,
@@ -462,7 +473,7 @@ class TrainingRun:
         except ActivityError:
             return  # advisory: the successor's watch then starts where this attempt's stopped
         self._log_end = end.log_offset
-        self.rec.attempts[attempt.index] = known.model_copy(update={"last_step": end.last_step})
+        self.rec.revise_attempt(attempt.index, last_step=end.last_step)
 
     async def _resubmit(self, attempt: Attempt, advice: Advice, why: str) -> None:
         """A job that cannot be requeued (purged, --no-requeue) continues as a new job."""
@@ -479,12 +490,9 @@ class TrainingRun:
         await self._start_successor(attempt, successor, advice)
 
     async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
-        self._mark_acted(advice)
+        self.rec.mark_acted(advice.generation)
         self.rec.excluded_nodes = list(advice.excluded_nodes)
-        key = self._budget_key
-        self.rec.spent[key] = self.rec.spent.get(key, 0) + 1
-        if key != "scheduler":  # time limits and preemption resume for free
-            self.rec.restarts_done += 1
+        self.rec.count_restart(self._budget_key)
         self.rec.attempts.append(successor)
         await self._verify(failed, successor, advice)
 
@@ -562,19 +570,14 @@ class TrainingRun:
 
     def _failed_at(self) -> datetime:
         """When the attempt being recovered failed (as its failure_observed milestone says)."""
-        symptom = self.rec.symptoms[-1]
+        symptom = self.rec.last_symptom
         return symptom.failed_at or symptom.detected_at
-
-    def _history_full(self) -> bool:
-        info = workflow.info()
-        limit = self.tuning.history_events_limit
-        return info.get_current_history_length() > limit or info.is_continue_as_new_suggested()
 
     def _update_attempt(self, attempt: Attempt, obs: JobObservation) -> None:
         if obs.restart_count != attempt.restart_count:
             return  # the observation already describes a later attempt
-        known = self.rec.attempts[attempt.index]
-        self.rec.attempts[attempt.index] = attempt_from(obs, attempt.index).model_copy(
+        known = self.rec.attempt(attempt.index)
+        fresh = attempt_from(obs, attempt.index).model_copy(
             update={
                 "excluded_nodes": obs.excluded_nodes or known.excluded_nodes,
                 "log_offset": known.log_offset,
@@ -583,35 +586,24 @@ class TrainingRun:
                 "step_seconds": known.step_seconds,
             }
         )
+        self.rec.refresh_attempt(fresh)
 
     def _record_action(self, action: Action, attempt_index: int) -> None:
-        if not any(a.advice_generation == action.advice_generation for a in self.rec.actions):
+        if self.rec.add_action(action):
             self._milestone("first_action", action.at, attempt_index, action.kind)
-        self.rec.actions.append(action)
 
-    def _mark_acted(self, advice: Advice) -> None:
-        self.rec.advice[advice.generation - 1] = self.rec.advice[advice.generation - 1].model_copy(
-            update={"acted": True}
-        )
+    def _resolve(self, advice: Advice, status: AdviceStatus, reason: str) -> None:
+        self.rec.resolve_advice(advice.generation, status, reason, workflow.now())
 
-    def _resolve(self, advice: Advice, status: str, reason: str) -> None:
-        current = self.rec.advice[advice.generation - 1]
-        self.rec.advice[advice.generation - 1] = current.model_copy(
-            update={"status": status, "status_reason": reason, "resolved_at": workflow.now()}
-        )
-
-    def _milestone(self, name: str, at: Any, attempt_index: int | None, detail: str = "") -> None:
-        when = at or workflow.now()
-        self.rec.milestones.append(Milestone(name=name, at=when, attempt_index=attempt_index, detail=detail))
+    def _milestone(self, name: MilestoneName, at: datetime | None, attempt_index: int | None, detail: str = "") -> None:
+        self.rec.add_milestone(name, at or workflow.now(), attempt_index, detail)
 
     def _finish(self, state: RunState, detail: str) -> None:
+        """End the run. A completed run's milestone is the scheduler's end time, added by the
+        caller; the others end now."""
         if state is not RunState.COMPLETED:
-            self._milestone(
-                state.value,
-                None,
-                self.rec.attempts[-1].index if self.rec.attempts else None,
-                detail,
-            )
+            last = self.rec.attempts[-1].index if self.rec.attempts else None
+            self._milestone(FINAL_MILESTONE[state], None, last, detail)
         self._set_state(state)
 
     def _set_state(self, state: RunState) -> None:

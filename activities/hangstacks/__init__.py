@@ -4,7 +4,7 @@ A hang that no log line explains still has a culprit: in synchronous training ev
 ends up waiting in a collective (an all-reduce, a barrier) for the one that never arrives. So,
 before a hung attempt is terminated:
 
-- `node` runs on each node of the job (`python -m activities.hangstacks.node`, an `srun
+- `node` runs on each node of the job (`python -m recovery.activities.hangstacks.node`, an `srun
   --overlap` step into the running job on Slurm; a plain process for the local scheduler, whose
   nodes are all this machine). It finds the job's Python ranks there, dumps their stacks with
   `py-spy` (twice, a moment apart, so a rank that is merely busy is not mistaken for a stuck one)

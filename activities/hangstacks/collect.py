@@ -1,6 +1,6 @@
 """The worker's side: run the node helper on every node of a hung job, then judge.
 
-Slurm: `srun --jobid=J --overlap -w NODE -N1 -n1 [srun_args] PYTHON -m activities.hangstacks.node
+Slurm: `srun --jobid=J --overlap -w NODE -N1 -n1 [srun_args] PYTHON -m recovery.activities.hangstacks.node
 --job-id J --node NODE ...`, a step of the hung job itself (it holds the nodes; `--overlap` shares
 its resources), so `PYTHON` must exist at the same path on the nodes, as for the health probe.
 Local: the same module, run here, with the node's process group from the local cluster daemon.
@@ -24,11 +24,11 @@ import structlog
 from pydantic import ValidationError
 from temporalio import activity
 
-from activities.hangstacks.judge import judge
-from activities.hangstacks.model import NodeStacks
-from activities.schedulers.base import Scheduler, SchedulerError
-from activities.schedulers.slurm_commands import Runner, message, run_process, slurm_env
-from workflows.models import HangStacks, HangStacksInput
+from recovery.activities.hangstacks.judge import judge
+from recovery.activities.hangstacks.model import NodeStacks
+from recovery.activities.schedulers.base import Scheduler, SchedulerError
+from recovery.activities.schedulers.slurm_commands import Runner, message, run_process, slurm_env
+from recovery.workflows.models import HangStacks, HangStacksInput
 
 log = structlog.get_logger("recovery.hangstacks")
 
@@ -67,7 +67,7 @@ class StackCollection:
 
 
 def helper_argv(cfg: StackCollection, job_id: str, node: str, pgid: int | None) -> list[str]:
-    argv = [cfg.python, "-m", "activities.hangstacks.node", f"--job-id={job_id}", f"--node={node}"]
+    argv = [cfg.python, "-m", "recovery.activities.hangstacks.node", f"--job-id={job_id}", f"--node={node}"]
     argv += [f"--samples={cfg.samples}", f"--interval={cfg.interval:g}", f"--timeout={cfg.dump_timeout():g}"]
     argv += [] if cfg.native else ["--no-native"]
     argv += [f"--py-spy={cfg.py_spy}"] if cfg.py_spy else []

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from activities.hangstacks.frames import RankView, State
-from activities.hangstacks.model import NodeStacks
-from workflows.models import Evidence
+from recovery.activities.hangstacks.frames import RankView, State
+from recovery.activities.hangstacks.model import NodeStacks
+from recovery.workflows.models import Evidence
 
 SOURCE = "py-spy"
 STACK = "py-spy-stack"  # the signature of one distinct stack and the ranks that share it

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from activities.hangstacks.model import FlightState
+from recovery.activities.hangstacks.model import FlightState
 
 DEFAULT_PREFIX = "/tmp/nccl_trace_rank_"
 MAX_DUMP_BYTES = 64 * 1024 * 1024

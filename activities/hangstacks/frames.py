@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from activities.hangstacks.model import Frame, RankProcess, ThreadStack
+from recovery.activities.hangstacks.model import Frame, RankProcess, ThreadStack
 
 MAX_SHOWN_FRAMES = 6
 

@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from activities.hangstacks.evidence import (
+from recovery.activities.hangstacks.evidence import (
     SOURCE,
     cut,
     failure_evidence,
@@ -28,9 +28,9 @@ from activities.hangstacks.evidence import (
     stack_evidence,
     where_text,
 )
-from activities.hangstacks.frames import RankView, view
-from activities.hangstacks.model import FlightState, NodeStacks
-from workflows.models import Evidence, ImplicatedNode
+from recovery.activities.hangstacks.frames import RankView, view
+from recovery.activities.hangstacks.model import FlightState, NodeStacks
+from recovery.workflows.models import Evidence, ImplicatedNode
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """The node helper: this node's ranks of a job, their stacks and flight recorder state, as JSON.
 
-    python -m activities.hangstacks.node --job-id J --node NODE [--pgid P] [--samples 2]
+    python -m recovery.activities.hangstacks.node --job-id J --node NODE [--pgid P] [--samples 2]
         [--interval 1] [--timeout 10] [--no-native] [--py-spy PATH]
 
 On Slurm the worker runs it as a step of the hung job (`srun --jobid=J --overlap -w NODE`); for the
@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from activities.hangstacks import flight, procs, pyspy
-from activities.hangstacks.model import NodeStacks, RankProcess, ThreadStack
+from recovery.activities.hangstacks import flight, procs, pyspy
+from recovery.activities.hangstacks.model import NodeStacks, RankProcess, ThreadStack
 
 MAX_RANKS_PER_NODE = 64  # more than any node has GPUs: beyond it the job is not what we think
 PARALLEL_DUMPS = 8
@@ -100,7 +100,7 @@ def _cwd(pid: int) -> str | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m activities.hangstacks.node", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m recovery.activities.hangstacks.node", description=__doc__)
     parser.add_argument("--job-id", required=True)
     parser.add_argument("--node", required=True, help="the node's name, as the scheduler knows it")
     parser.add_argument("--pgid", type=int, help="the node's process group (local scheduler)")

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from activities.hangstacks.model import Frame, ThreadStack
+from recovery.activities.hangstacks.model import Frame, ThreadStack
 
 MAX_FRAMES = 96  # a deep stack keeps its innermost frames: that is where it waits
 MAX_NAME = 160  # C++ template instantiations can be kilobytes long

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from workflows.models import JobObservation, NodeInfo, SubmitRequest
+from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 
 class SchedulerError(Exception):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 
-from activities.schedulers.base import Scheduler
-from workflows.models import JobObservation
+from recovery.activities.schedulers.base import Scheduler
+from recovery.workflows.models import JobObservation
 
 _Waiter = tuple[list[str], "asyncio.Future[dict[str, JobObservation]]"]
 

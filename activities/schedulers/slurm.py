@@ -29,11 +29,11 @@ from pathlib import Path
 
 import structlog
 
-from activities.schedulers import slurm_facts as facts
-from activities.schedulers import slurm_parse as sp
-from activities.schedulers.base import JobNotFound, SchedulerError
-from activities.schedulers.sbatch_script import min_nodes
-from activities.schedulers.slurm_commands import (
+from recovery.activities.schedulers import slurm_facts as facts
+from recovery.activities.schedulers import slurm_parse as sp
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError
+from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.activities.schedulers.slurm_commands import (
     AccountingDisabled,
     Completed,
     Runner,
@@ -42,8 +42,8 @@ from activities.schedulers.slurm_commands import (
     run_process,
     slurm_env,
 )
-from activities.schedulers.slurm_comment import parse_comment, submission_comment
-from workflows.models import (
+from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
+from recovery.workflows.models import (
     JobObservation,
     JobState,
     JobSubmission,

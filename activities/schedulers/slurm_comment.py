@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from activities.schedulers.sbatch_script import option
+from recovery.activities.schedulers.sbatch_script import option
 
 PREFIX = "recovery"
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from activities.schedulers.slurm import SlurmScheduler
-from activities.schedulers.slurmrestd import RestSlurmScheduler, read_token
+from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.activities.schedulers.slurmrestd import RestSlurmScheduler, read_token
 
 Backend = Literal["commands", "rest"]
 

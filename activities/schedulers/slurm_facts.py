@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from activities.schedulers import slurm_parse as sp
-from activities.schedulers.slurm_comment import parse_comment
-from activities.schedulers.slurm_states import base_state, map_state, node_state, node_unusable
-from workflows.models import JobObservation, JobState, NodeInfo, TaskResult
+from recovery.activities.schedulers import slurm_parse as sp
+from recovery.activities.schedulers.slurm_comment import parse_comment
+from recovery.activities.schedulers.slurm_states import base_state, map_state, node_state, node_unusable
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, TaskResult
 
 # squeue -O fields; Name and Comment (free text) are delimiter-safe anyway, but last by habit.
 SQUEUE_FIELDS = [

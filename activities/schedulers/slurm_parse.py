@@ -140,16 +140,6 @@ def parse_scontrol_job(text: str, name: str | None = None) -> dict[str, str]:
     return fields
 
 
-def parse_key_values(text: str) -> dict[str, str]:
-    """`key=value key=value` with values free of spaces (as `scontrol show node -o` prints most)."""
-    out: dict[str, str] = {}
-    for token in text.split():
-        key, sep, value = token.partition("=")
-        if sep:
-            out.setdefault(key, value)
-    return out
-
-
 # --- hostlists -------------------------------------------------------------------------------
 
 _BRACKET = re.compile(r"\[([^\]]*)\]")

@@ -18,7 +18,7 @@ state stays visible in `JobObservation.scheduler_state`. Decisions made here:
 
 from __future__ import annotations
 
-from workflows.models import JobState
+from recovery.workflows.models import JobState
 
 _BY_NAME: dict[str, JobState] = {
     "PENDING": JobState.PENDING,

@@ -36,13 +36,13 @@ from typing import Any
 
 import httpx
 
-from activities.schedulers import slurm_facts as facts
-from activities.schedulers import slurm_parse as sp
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from activities.schedulers.slurm import SlurmScheduler
-from activities.schedulers.slurm_comment import parse_comment, submission_comment
-from activities.schedulers.slurm_states import map_state, node_state
-from workflows.models import JobObservation, JobState, JobSubmission, NodeInfo, SubmitRequest
+from recovery.activities.schedulers import slurm_facts as facts
+from recovery.activities.schedulers import slurm_parse as sp
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
+from recovery.activities.schedulers.slurm_states import map_state, node_state
+from recovery.workflows.models import JobObservation, JobState, JobSubmission, NodeInfo, SubmitRequest
 
 _PER_JOB_READS = 16  # up to this many ids: one GET per job; more: one GET of all jobs
 _INVALID_JOB_ID = 2017

@@ -20,9 +20,9 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from activities.signatures import dialect
-from activities.signatures.tables import TableError, builtin_tables, lookup, signature_entries
-from workflows.models import Category
+from recovery.activities.signatures import dialect
+from recovery.activities.signatures.tables import TableError, builtin_tables, lookup, signature_entries
+from recovery.workflows.models import Category
 
 SignatureSymptom = Literal["crash", "hang"]
 SignatureCategory = Category
@@ -132,7 +132,7 @@ class Catalog:
 @cache
 def builtin_catalog() -> Catalog:
     """`catalog.yaml` and the signatures of the knowledge tables (`tables.py`), all checked."""
-    text = resources.files("activities.signatures").joinpath("catalog.yaml").read_text(encoding="utf-8")
+    text = resources.files("recovery.activities.signatures").joinpath("catalog.yaml").read_text(encoding="utf-8")
     return with_tables(parse_catalog(text, BUILTIN_SOURCE, base=None))
 
 

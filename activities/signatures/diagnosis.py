@@ -35,11 +35,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 
-from activities.progress import ProgressParser, ProgressRecord
-from activities.signatures.catalog import Catalog, Signature, builtin_catalog
-from activities.signatures.pace import LogPace
-from activities.signatures.prefixes import LineContext, line_context, line_rank
-from activities.signatures.result import (
+from recovery.activities.progress import ProgressParser, ProgressRecord
+from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
+from recovery.activities.signatures.pace import LogPace
+from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
+from recovery.activities.signatures.result import (
     HEALTHY,
     EvidenceLine,
     Implicated,
@@ -47,10 +47,10 @@ from activities.signatures.result import (
     LogDiagnosis,
     evidence_line,
 )
-from activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
-from activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
-from activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught
-from activities.straggler import StragglerConfig
+from recovery.activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
+from recovery.activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
+from recovery.activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught
+from recovery.activities.straggler import StragglerConfig
 
 __all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
 

@@ -27,7 +27,7 @@ from typing import Any, Protocol
 
 import re2
 
-from activities.signatures import dialect
+from recovery.activities.signatures import dialect
 
 try:
     import hyperscan

@@ -6,9 +6,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from activities.progress import ProgressRecord
-from activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
-from activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
+from recovery.activities.progress import ProgressRecord
+from recovery.activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
+from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
 
 MAX_SERIES = 8  # progress bars and series followed at once; more are ignored
 

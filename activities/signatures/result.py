@@ -7,9 +7,9 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from activities.signatures.prefixes import LineContext, node_name
-from activities.signatures.scanner import LineMatch
-from workflows.models import Category
+from recovery.activities.signatures.prefixes import LineContext, node_name
+from recovery.activities.signatures.scanner import LineMatch
+from recovery.workflows.models import Category
 
 EVIDENCE_TEXT = 500
 

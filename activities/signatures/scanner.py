@@ -26,8 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from activities.signatures import dialect, engines, unwrap
-from activities.signatures.catalog import Catalog, builtin_catalog
+from recovery.activities.signatures import dialect, engines, unwrap
+from recovery.activities.signatures.catalog import Catalog, builtin_catalog
 
 MAX_LINE = 1 << 20
 TEXT_LIMIT = 4096

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from activities.signatures.prefixes import LineContext
-from activities.signatures.scanner import LineMatch
-from activities.signatures.tables import Fact, lookup
+from recovery.activities.signatures.prefixes import LineContext
+from recovery.activities.signatures.scanner import LineMatch
+from recovery.activities.signatures.tables import Fact, lookup
 
 # The launcher and logger prefixes an exception line may carry before the class name: srun's
 # `3: `, `[rank3]:`, torchrun's `[default0]:`, mpirun's `[1,0]<stderr>:`, Ray's

@@ -28,7 +28,7 @@ from typing import Any, Literal, cast, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from workflows.models import Category
+from recovery.workflows.models import Category
 
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The keys of an entry that are the signature's own; every other key is a fact of the reference.
@@ -169,7 +169,7 @@ def read_table(text: str, where: str) -> Table:
 @cache
 def builtin_tables() -> tuple[tuple[str, Table], ...]:
     """(file name, table) for every built-in table, in file name order."""
-    folder = resources.files("activities.signatures").joinpath("tables")
+    folder = resources.files("recovery.activities.signatures").joinpath("tables")
     found = sorted((f.name, f) for f in folder.iterdir() if f.name.endswith(".yaml"))
     return tuple((name, read_table(f.read_text(encoding="utf-8"), f"tables/{name}")) for name, f in found)
 

@@ -23,7 +23,7 @@ from typing import Any, get_args
 
 import yaml
 
-from workflows.models import Category, SymptomKind
+from recovery.workflows.models import Category, SymptomKind
 
 CORPUS = Path(__file__).resolve().parent
 PARTS = ("dev", "heldout")
@@ -176,7 +176,7 @@ class Scores:
 
 def diagnose(item: Excerpt) -> dict[str, Any]:
     """`recovery diagnose --json`'s object for the excerpt (without `file`)."""
-    from worker.cli_diagnose import diagnose_file
+    from recovery.client.cli_diagnose import diagnose_file
 
     return diagnose_file(item.path, None, None, {})
 

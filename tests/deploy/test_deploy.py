@@ -23,12 +23,12 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from recovery import settings
+from recovery.client.config import WorkerConfig, load_config
+from recovery.worker.cli import build_parser
+from recovery.worker.run_worker import log_reading
+from recovery.workflows import search_attributes
 from tests.conftest import BIN, binary, need
-from worker import settings
-from worker.cli import build_parser
-from worker.config import WorkerConfig, load_config
-from worker.run_worker import log_reading
-from workflows import search_attributes
 
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"

@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.hangstacks.collect import parse_node_output
-from activities.hangstacks.judge import judge
-from activities.hangstacks.model import NodeStacks
+from recovery.activities.hangstacks.collect import parse_node_output
+from recovery.activities.hangstacks.judge import judge
+from recovery.activities.hangstacks.model import NodeStacks
 from tests.conftest import need
 from tests.embedded.conftest import free_port
 
@@ -60,7 +60,7 @@ def stuck() -> Iterator[tuple[str, list[subprocess.Popen[str]]]]:
 
 def helper(*args: str) -> NodeStacks:
     done = subprocess.run(
-        [sys.executable, "-m", "activities.hangstacks.node", "--interval=0.5", *args],
+        [sys.executable, "-m", "recovery.activities.hangstacks.node", "--interval=0.5", *args],
         capture_output=True,
         text=True,
         timeout=60,

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client.temporal_client import connect
+from recovery.worker.devserver import DevServer
 from tests.conftest import need
-from worker import local_cluster
-from worker.devserver import DevServer
-from worker.temporal_client import connect
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -46,7 +46,7 @@ class Embedded:
     ) -> subprocess.CompletedProcess[str]:
         """Run the `recovery` CLI as a subprocess, as a user would (from `cwd`, default home)."""
         return subprocess.run(
-            [sys.executable, "-m", "worker", *args],
+            [sys.executable, "-m", "recovery.worker", *args],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -58,7 +58,7 @@ class Embedded:
     def start_worker(self, *args: str, **env: str) -> subprocess.Popen[bytes]:
         log = open(self.home / f"worker-{len(self.workers)}.log", "wb")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "worker", "worker", *args],
+            [sys.executable, "-m", "recovery.worker", "worker", *args],
             env={**self.env, **env},
             stdout=log,
             stderr=subprocess.STDOUT,
@@ -90,7 +90,7 @@ class Embedded:
         """A copy of the demo's checkpointing job in its own directory, with a fault if asked."""
         workdir = self.home / "jobs" / f"{name}-{uuid.uuid4().hex[:6]}"
         workdir.mkdir(parents=True)
-        package = resources.files("worker.demo_job")
+        package = resources.files("recovery.worker.demo_job")
         (workdir / "train.py").write_text(package.joinpath("train.py").read_text())
         fault = ""
         if fault_node or fault_rank is not None:

@@ -12,10 +12,10 @@ import time
 import pytest
 from temporalio.client import Client
 
+from recovery.client import runs
+from recovery.workflows.models import RunStatus
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import restarts_of, start
-from worker import runs
-from workflows.models import RunStatus
 
 RUNS = 4
 SEED = int(os.environ.get("RECOVERY_CHAOS_SEED", time.time()))

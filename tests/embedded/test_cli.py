@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from recovery.activities.schedulers.local import launcher as local_cluster
 from tests.embedded.conftest import Embedded, wait_for
-from worker import local_cluster
 
 
 def run_ids(embedded: Embedded) -> set[str]:

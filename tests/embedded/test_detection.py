@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from recovery.client import runs
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import start
-from worker import runs
 
 HANG_TIMEOUT = 2.0
 

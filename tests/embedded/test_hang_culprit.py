@@ -18,11 +18,11 @@ from temporalio.client import Client
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.worker import Replayer
 
+from recovery.client import runs
+from recovery.workflows.training_run import TrainingRun
 from tests.conftest import need
 from tests.embedded.conftest import Embedded, free_port
 from tests.embedded.test_recovery import start
-from worker import runs
-from workflows.training_run import TrainingRun
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "pytorch-ddp"
 FAULT = re.compile(r"recovery-example: injecting fault hang on (\S+) at step (\d+)")

@@ -16,11 +16,17 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
-from activities.node_history import NodeHistoryActivities
-from activities.schedulers.local import LocalScheduler
+from recovery.activities.node_history import NodeHistoryActivities
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
+    NodeFailure,
+    NodeFailureReport,
+    NodeHistoryInput,
+    NodeHistoryLimits,
+    SuspectQuery,
+)
 from tests.embedded.conftest import Embedded, wait_for
-from workflows.models import NodeFailure, NodeFailureReport, NodeHistoryInput, NodeHistoryLimits, SuspectQuery
-from workflows.node_history import NodeHistory, history_id
 
 
 def nodes_json(embedded: Embedded, cluster: str) -> list[dict[str, Any]]:

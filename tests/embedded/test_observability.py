@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 from temporalio.client import Client
 
+from recovery.client import runs
 from tests.embedded.conftest import Embedded, free_port, wait_for
 from tests.embedded.test_recovery import check_one_clean_recovery, start
 from tests.prometheus import scrape, value
-from worker import runs
 
 
 def log_lines(path: Path) -> list[dict[str, Any]]:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
-from activities.schedulers.local import LocalScheduler
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.client import runs
+from recovery.client.submit import build_spec
+from recovery.workflows.models import RunSpec, RunStatus, Tuning
 from tests.embedded.conftest import Embedded, wait_for
-from worker import runs
-from worker.submit import build_spec
-from workflows.models import RunSpec, RunStatus, Tuning
 
 FAST = Tuning(poll_seconds=0.1, heartbeat_timeout_seconds=3, action_timeout_seconds=3, verify_timeout_seconds=60)
 

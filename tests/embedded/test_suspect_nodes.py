@@ -13,17 +13,19 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import ActivityEnvironment
 
-from activities.node_history import NodeHistoryActivities
-from activities.schedulers.local import LocalScheduler
+from recovery.activities.node_history import NodeHistoryActivities
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.client import runs
+from recovery.client.config import WorkerConfig
+from recovery.client.submit import build_spec
+from recovery.worker.run_worker import build_worker
+from recovery.workflows.models import RunInput, RunStatus
+from recovery.workflows.node_history.models import DrainInput
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import FAST
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
-from worker import local_cluster, runs
-from worker.config import WorkerConfig
-from worker.run_worker import build_worker
-from worker.submit import build_spec
-from workflows.models import DrainInput, RunInput, RunStatus
 
 
 async def test_node_failing_two_runs_is_excluded_from_a_third_until_cleared(client: Client) -> None:

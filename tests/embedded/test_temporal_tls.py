@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from temporalio.client import Client
 
+from recovery.client import runs
+from recovery.client.temporal_client import TemporalUnavailable, connect
 from tests.conftest import need
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import check_one_clean_recovery, start
 from tests.embedded.tls_proxy import Pki, TlsProxy, make_pki
-from worker import runs
-from worker.temporal_client import TemporalUnavailable, connect
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,10 @@ try:  # only the UI test needs it: without it that test skips, or fails in CI (n
 except ImportError:
     HAVE_PLAYWRIGHT = False
 
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.worker.devserver import temporal_binary
 from tests.conftest import need
 from tests.embedded.conftest import Embedded, wait_for
-from worker import local_cluster
-from worker.devserver import temporal_binary
 
 # The run's story, in the order its activities ran: one failure, recovered on other nodes.
 STORY = [

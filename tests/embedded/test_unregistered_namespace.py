@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.workflows import search_attributes
 from tests.conftest import need
 from tests.embedded.conftest import Embedded, free_port, wait_for
-from worker import local_cluster
-from workflows import search_attributes
 
 
 @pytest.fixture(scope="module")

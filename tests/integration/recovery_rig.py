@@ -35,13 +35,13 @@ from typing import Any, Literal, TypeVar, overload
 from temporalio.client import Client
 from temporalio.service import RPCError
 
-from activities.schedulers.slurm import SlurmScheduler
-from worker import runs
-from worker.devserver import DevServer
-from worker.submit import build_spec
-from worker.temporal_client import connect
-from workflows import search_attributes as sa
-from workflows.models import RunSpec, RunStatus, SubmitRequest, Tuning
+from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.client import runs
+from recovery.client.submit import build_spec
+from recovery.client.temporal_client import connect
+from recovery.worker.devserver import DevServer
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import RunSpec, RunStatus, SubmitRequest, Tuning
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = REPO / "deploy" / "slurm-dev-cluster"
@@ -282,7 +282,7 @@ class Rig:
     def recovery(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
         """The `recovery` CLI, as a user would run it."""
         return subprocess.run(
-            [sys.executable, "-m", "worker", *args],
+            [sys.executable, "-m", "recovery.worker", *args],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -309,7 +309,7 @@ class Rig:
             env["RECOVERY_FAILPOINTS"] = failpoints
         log = open(self.home / f"worker-{self.task_queue}-{len(self.workers)}.log", "wb")  # noqa: SIM115
         proc = subprocess.Popen(
-            [sys.executable, "-m", "worker", "worker", "--scheduler", "slurm", "--mode", mode,
+            [sys.executable, "-m", "recovery.worker", "worker", "--scheduler", "slurm", "--mode", mode,
              "--config", str(config), *args],
             env=env,
             cwd=self.home,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from recovery.workflows.models import RunStatus
 from tests.conftest import need
 from tests.integration.recovery_rig import Rig, job_facts
 from tests.integration.torch_example import (
@@ -27,7 +28,6 @@ from tests.integration.torch_example import (
     read_output,
     submit_example,
 )
-from workflows.models import RunStatus
 
 if TYPE_CHECKING:
     pass

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import pytest
 
-from activities.schedulers import slurm_parse as sp
-from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerUnavailable
-from activities.schedulers.slurm import SlurmScheduler
-from activities.schedulers.slurm_commands import Completed, run_process
-from activities.schedulers.slurm_factory import make_slurm_scheduler
-from activities.schedulers.slurmrestd import RestSlurmScheduler
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
+from recovery.activities.schedulers import slurm_parse as sp
+from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerUnavailable
+from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.activities.schedulers.slurm_commands import Completed, run_process
+from recovery.activities.schedulers.slurm_factory import make_slurm_scheduler
+from recovery.activities.schedulers.slurmrestd import RestSlurmScheduler
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
 
 if TYPE_CHECKING:
     from tests.integration.conftest import SlurmDevCluster

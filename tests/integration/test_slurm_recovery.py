@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from recovery.workflows.models import RunStatus
 from tests.integration.recovery_rig import (
     FAST,
     JobFacts,
@@ -35,7 +36,6 @@ from tests.integration.recovery_rig import (
     sbatch,
     tasks_started,
 )
-from workflows.models import RunStatus
 
 if TYPE_CHECKING:
     from tests.integration.conftest import SlurmDevCluster

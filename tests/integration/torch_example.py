@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from recovery.workflows.models import RunSpec, Tuning
 from tests.integration.recovery_rig import FAST, Rig
-from workflows.models import RunSpec, Tuning
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "pytorch-ddp"

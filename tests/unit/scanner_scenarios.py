@@ -12,8 +12,8 @@ import json
 import random
 import sys
 
-from activities.signatures.catalog import builtin_catalog
-from activities.signatures.scanner import LogScanner, PatternSet
+from recovery.activities.signatures.catalog import builtin_catalog
+from recovery.activities.signatures.scanner import LogScanner, PatternSet
 
 NOISE = [
     b"node3:1234:1290 [0] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC/read",

@@ -5,19 +5,18 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from worker.activity_context import context_fields
-from workflows.models import (
+from recovery.worker.activity_context import context_fields
+from recovery.workflows.models import (
     Advice,
     Attempt,
     AwaitRequeueInput,
     JobActionInput,
-    NodeFailure,
-    NodeFailureReport,
     RecordAdviceInput,
     SubmitInput,
     SubmitRequest,
     VerifyInput,
 )
+from recovery.workflows.node_history.models import NodeFailure, NodeFailureReport
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

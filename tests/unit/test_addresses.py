@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from activities.addresses import needs_resolving, with_resolved
-from workflows.models import NodeInfo
+from recovery.activities.addresses import needs_resolving, with_resolved
+from recovery.workflows.models import NodeInfo
 
 
 def test_only_an_ip_peer_that_no_node_is_known_by_needs_resolving() -> None:

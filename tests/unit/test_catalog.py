@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from activities.signatures import dialect
-from activities.signatures.catalog import CatalogError, builtin_catalog, load_catalog
-from activities.signatures.scanner import LogScanner, PatternSet
+from recovery.activities.signatures import dialect
+from recovery.activities.signatures.catalog import CatalogError, builtin_catalog, load_catalog
+from recovery.activities.signatures.scanner import LogScanner, PatternSet
 
 CATALOG = builtin_catalog()
 
 
 @pytest.mark.parametrize("sig", CATALOG.signatures, ids=lambda s: s.id)
 def test_examples_match_and_counterexamples_do_not(sig: object) -> None:
-    from activities.signatures.catalog import Signature
+    from recovery.activities.signatures.catalog import Signature
 
     assert isinstance(sig, Signature)
     compiled = dialect.compile_line_pattern(sig.pattern)

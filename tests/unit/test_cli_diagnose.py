@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.report import format_progress
-from worker.cli import dispatch
-from worker.cli_diagnose import LayoutError, parse_layout
+from recovery.activities.report import format_progress
+from recovery.client.cli_diagnose import LayoutError, parse_layout
+from recovery.worker.cli import dispatch
 
 LOGS = Path(__file__).parent / "logs"
 KEYS = {"file", "symptom", "category", "retryable", "implicated", "evidence"}

@@ -4,10 +4,10 @@ import asyncio
 
 import pytest
 
-from activities.schedulers.base import SchedulerUnavailable
-from activities.schedulers.coalesce import CoalescingObserver
+from recovery.activities.schedulers.base import SchedulerUnavailable
+from recovery.activities.schedulers.coalesce import CoalescingObserver
+from recovery.workflows.models import SubmitRequest
 from tests.fakes import ScriptedScheduler
-from workflows.models import SubmitRequest
 
 
 class Counting(ScriptedScheduler):

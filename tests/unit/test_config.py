@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from worker.config import ConfigError, WorkerConfig, load_config
+from recovery.client.config import ConfigError, WorkerConfig, load_config
 
 
 def test_defaults_follow_the_scheduler() -> None:
@@ -48,9 +48,9 @@ def test_missing_file() -> None:
 
 
 def test_bad_signature_override_and_progress_pattern_stop_the_worker_early(tmp_path: Path) -> None:
-    from activities.progress import ProgressError
-    from activities.signatures.catalog import CatalogError
-    from worker.run_worker import log_reading
+    from recovery.activities.progress import ProgressError
+    from recovery.activities.signatures.catalog import CatalogError
+    from recovery.worker.run_worker import log_reading
 
     bad = tmp_path / "sigs.yaml"
     bad.write_text("- id: x\n")

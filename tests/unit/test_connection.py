@@ -12,10 +12,10 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import PayloadCodec
 from temporalio.service import TLSConfig
 
-from worker.config import ConfigError, TemporalConfig, TlsConfig, load_config
-from worker.connection import Connection, load_codec, resolve
-from worker.temporal_client import TemporalUnavailable, connect
-from workflows.models import CancelRequest
+from recovery.client.config import ConfigError, TemporalConfig, TlsConfig, load_config
+from recovery.client.connection import Connection, load_codec, resolve
+from recovery.client.temporal_client import TemporalUnavailable, connect
+from recovery.workflows.models import CancelRequest
 
 
 class Reverse(PayloadCodec):

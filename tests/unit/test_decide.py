@@ -4,9 +4,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from workflows.decide import DecisionInput, decide
-from workflows.models import Diagnosis, Evidence, ImplicatedNode
-from workflows.policy import Backoff, Policy
+from recovery.workflows.decide import DecisionInput, decide
+from recovery.workflows.models import Diagnosis, Evidence, ImplicatedNode
+from recovery.workflows.policy import Backoff, Policy
 
 NOW = datetime(2026, 11, 29, 3, 0, tzinfo=UTC)
 
@@ -143,8 +143,8 @@ def test_crash_loop_guard() -> None:
 
 
 def test_no_progress_streak() -> None:
-    from workflows.decide import no_progress_streak
-    from workflows.models import Attempt
+    from recovery.workflows.decide import no_progress_streak
+    from recovery.workflows.models import Attempt
 
     def run(*steps: int | None) -> int:
         return no_progress_streak([Attempt(index=i, job_id="1", last_step=s) for i, s in enumerate(steps)])

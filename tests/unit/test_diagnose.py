@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from activities.rules import (
+from recovery.activities.rules import (
     as_cluster_nodes,
     from_scheduler_facts,
     peer_node,
@@ -10,7 +10,7 @@ from activities.rules import (
     with_node_facts,
     with_peer_nodes,
 )
-from workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo, TaskResult
+from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo, TaskResult
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -65,8 +65,8 @@ def test_unusable_states() -> None:
 
 
 def test_gpu_health_readings_implicate_a_bad_node_as_hardware() -> None:
-    from activities.diagnose import with_gpu_health
-    from workflows.models import GpuHealth, GpuReading
+    from recovery.activities.diagnose import with_gpu_health
+    from recovery.activities.gpu.readings import GpuHealth, GpuReading
 
     d = from_scheduler_facts(obs(JobState.FAILED, exit_code=1), 0)
     bad = GpuHealth(
@@ -82,9 +82,9 @@ def test_gpu_health_readings_implicate_a_bad_node_as_hardware() -> None:
 
 
 async def test_probing_on_this_machine_carries_on_without_a_gpu() -> None:
-    from activities.diagnose import DiagnoseActivities, HealthProbing
+    from recovery.activities.diagnose import DiagnoseActivities, HealthProbing
+    from recovery.workflows.models import Attempt, DiagnoseInput, Symptom
     from tests.fakes import ScriptedScheduler
-    from workflows.models import Attempt, DiagnoseInput, Symptom
 
     failed = obs(JobState.FAILED, exit_code=1, tasks=[TaskResult(node="n1", exit_code=1, ended_at=T)])
     activities = DiagnoseActivities(ScriptedScheduler(["fail:n1"]), health=HealthProbing(enabled=True, timeout=20))
@@ -136,8 +136,8 @@ def test_a_peer_outside_the_allocation_or_on_a_shared_address_implicates_nothing
 
 
 async def test_rules_map_the_logs_peer_to_a_node_and_keep_the_first_failed_task() -> None:
-    from activities.attribution import RulesProvider
-    from workflows.models import Attempt, AttributionInput, Symptom
+    from recovery.activities.attribution import RulesProvider
+    from recovery.workflows.models import Attempt, AttributionInput, Symptom
 
     failed = obs(JobState.FAILED, exit_code=1, tasks=[TaskResult(node="n2", exit_code=1, ended_at=T)])
     facts = AttributionInput(
@@ -154,9 +154,9 @@ async def test_rules_map_the_logs_peer_to_a_node_and_keep_the_first_failed_task(
 
 
 async def test_the_diagnose_activity_maps_a_peer_host_name_to_the_allocations_node() -> None:
-    from activities.diagnose import DiagnoseActivities
+    from recovery.activities.diagnose import DiagnoseActivities
+    from recovery.workflows.models import Attempt, DiagnoseInput, Symptom
     from tests.fakes import ScriptedScheduler
-    from workflows.models import Attempt, DiagnoseInput, Symptom
 
     failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
     inp = DiagnoseInput(
@@ -205,7 +205,7 @@ def test_node_names_pass_unchanged() -> None:
 
 
 def test_a_cancelled_job_stays_cancelled_whatever_its_ranks_said_while_dying() -> None:
-    from activities.rules import combine
+    from recovery.activities.rules import combine
 
     dying = Diagnosis(attempt_index=0, category="network", retryable=True, provider="log", peers=["10.0.0.2"],
                       implicated=[ImplicatedNode(node="n2", reason="its rank wrote the error")],

@@ -7,10 +7,10 @@ from textwrap import dedent
 
 import pytest
 
-from activities.report import format_progress
-from activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-from activities.signatures.prefixes import LineContext, line_context, node_name
-from activities.straggler import StragglerConfig
+from recovery.activities.report import format_progress
+from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
+from recovery.activities.signatures.prefixes import LineContext, line_context, node_name
+from recovery.activities.straggler import StragglerConfig
 
 LAYOUT = {0: "node1", 1: "node1", 2: "node2", 3: "node2"}
 

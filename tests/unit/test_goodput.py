@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from workflows.models import Attempt, Milestone, RunRecord, RunState, Symptom
-from workflows.status import goodput, recomputed
+from recovery.workflows.models import Attempt, Milestone, RunRecord, RunState, Symptom
+from recovery.workflows.status import goodput, recomputed
 
 T0 = datetime(2026, 11, 29, 1, 0, tzinfo=UTC)
 

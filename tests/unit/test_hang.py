@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from activities.hang import HangConfig, HangDetector
-from activities.progress import ProgressRecord
+from recovery.activities.hang import HangConfig, HangDetector
+from recovery.activities.progress import ProgressRecord
 
 CFG = HangConfig(min_timeout=60, max_timeout=3600, startup_grace=600, checkpoint_grace=900)
 

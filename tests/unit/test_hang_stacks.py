@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from activities.hangstacks import flight, pyspy
-from activities.hangstacks.evidence import compress
-from activities.hangstacks.frames import collective_frame, view
-from activities.hangstacks.judge import judge
-from activities.hangstacks.model import Frame, NodeStacks, RankProcess, ThreadStack
+from recovery.activities.hangstacks import flight, pyspy
+from recovery.activities.hangstacks.evidence import compress
+from recovery.activities.hangstacks.frames import collective_frame, view
+from recovery.activities.hangstacks.judge import judge
+from recovery.activities.hangstacks.model import Frame, NodeStacks, RankProcess, ThreadStack
 from tests.unit.hang_stacks import HERE, SCENARIOS, nodes, process, samples
 
 

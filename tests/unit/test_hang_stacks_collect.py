@@ -9,17 +9,22 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
-from activities.diagnose import with_hang_stacks
-from activities.hangstacks.collect import StackActivities, StackCollection, node_argv, parse_node_output, read_node
-from activities.hangstacks.model import NodeStacks
-from activities.hangstacks.procs import Proc, by_environment, by_group, ranks
-from activities.schedulers.base import SchedulerUnavailable
-from activities.schedulers.slurm_commands import Completed
-from tests.unit.hang_stacks import nodes
-from worker.config import WorkerConfig
-from worker.render import timeline
-from worker.run_worker import stacks_for
-from workflows.models import (
+from recovery.activities.diagnose import with_hang_stacks
+from recovery.activities.hangstacks.collect import (
+    StackActivities,
+    StackCollection,
+    node_argv,
+    parse_node_output,
+    read_node,
+)
+from recovery.activities.hangstacks.model import NodeStacks
+from recovery.activities.hangstacks.procs import Proc, by_environment, by_group, ranks
+from recovery.activities.schedulers.base import SchedulerUnavailable
+from recovery.activities.schedulers.slurm_commands import Completed
+from recovery.client.config import WorkerConfig
+from recovery.client.render import timeline
+from recovery.worker.run_worker import stacks_for
+from recovery.workflows.models import (
     Diagnosis,
     Evidence,
     Goodput,
@@ -31,6 +36,7 @@ from workflows.models import (
     RunSummary,
     Symptom,
 )
+from tests.unit.hang_stacks import nodes
 
 CFG = StackCollection(python="/opt/venv/bin/python", timeout=20)
 
@@ -91,7 +97,7 @@ def test_the_slurm_command_is_a_step_of_the_hung_job_as_an_argument_list() -> No
     argv = node_argv(CFG, "slurm", "1234", "node2")
     assert argv[:7] == ["srun", "--jobid=1234", "--overlap", "-w", "node2", "-N1", "-n1"]
     helper = argv[argv.index("/opt/venv/bin/python") :]
-    assert helper[:3] == ["/opt/venv/bin/python", "-m", "activities.hangstacks.node"]
+    assert helper[:3] == ["/opt/venv/bin/python", "-m", "recovery.activities.hangstacks.node"]
     assert "--job-id=1234" in helper and "--node=node2" in helper and "--samples=2" in helper
     local = node_argv(CFG, "local", "5", "node1", pgid=321)
     assert local[0] == "/opt/venv/bin/python" and "--pgid=321" in local

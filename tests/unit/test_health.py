@@ -1,15 +1,14 @@
 """The GPU health probe, without a GPU.
 
 The real probe runs on this machine (no NVIDIA driver: it must say so and not raise) and as
-`python -m activities.health`. NVML's behaviour on GPUs is played by a stand-in module built from
+`python -m recovery.activities.gpu`. NVML's behaviour on GPUs is played by a stand-in module built from
 the real `pynvml` (its constants and its own NVMLError classes) with the device calls replaced;
-`activities.health.probe_gpus` lists where that stand-in falls short of the real library.
+`recovery.activities.gpu.node_probe.probe_gpus` lists where that stand-in falls short of the real library.
 """
 
 from __future__ import annotations
 
 import ctypes.util
-import json
 import socket
 import subprocess
 import sys
@@ -21,21 +20,13 @@ from typing import Any
 
 import pynvml
 import pytest
-from temporalio.testing import ActivityEnvironment
 
-from activities.health import (
-    HealthActivities,
-    health_evidence,
-    implicates,
-    parse_probe_output,
-    probe_argv,
-    probe_gpus,
-    probe_node,
-    throttle_names,
-)
-from activities.schedulers.base import SchedulerUnavailable
-from activities.schedulers.slurm_commands import Completed
-from workflows.models import GpuHealth, GpuReading, HealthProbeInput
+from recovery.activities.gpu.evidence import health_evidence, implicates
+from recovery.activities.gpu.node_probe import probe_gpus, throttle_names
+from recovery.activities.gpu.readings import GpuHealth, GpuReading
+from recovery.activities.gpu.remote import parse_probe_output, probe_argv, probe_node, read_health
+from recovery.activities.schedulers.base import SchedulerUnavailable
+from recovery.activities.schedulers.slurm_commands import Completed
 
 REPO = Path(__file__).resolve().parents[2]
 HAS_NVML = ctypes.util.find_library("nvidia-ml") is not None
@@ -433,7 +424,7 @@ def test_pending_reset_from_readings() -> None:
 def test_module_prints_one_json_line_and_exits_0(tmp_path: Path) -> None:
     # From elsewhere: on a node the step does not start in the repository.
     done = subprocess.run(
-        [sys.executable, "-m", "activities.health", "--node=gpu12"],
+        [sys.executable, "-m", "recovery.activities.gpu", "--node=gpu12"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -443,7 +434,7 @@ def test_module_prints_one_json_line_and_exits_0(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert len(lines) == 1
-    health = GpuHealth.model_validate(json.loads(lines[0]))
+    health = read_health(lines[0])
     assert health.node == "gpu12" and health.host == socket.gethostname()
     assert health.available is HAS_NVML
 
@@ -454,13 +445,13 @@ def test_module_prints_one_json_line_and_exits_0(tmp_path: Path) -> None:
 def test_slurm_argv() -> None:
     assert probe_argv("gpu03", "slurm", "/shared/venv/bin/python", immediate=30) == [
         "srun", "-w", "gpu03", "-N1", "-n1", "--overlap", "--immediate=30",
-        "/shared/venv/bin/python", "-m", "activities.health", "--node=gpu03",
+        "/shared/venv/bin/python", "-m", "recovery.activities.gpu", "--node=gpu03",
     ]  # fmt: skip
     assert probe_argv("gpu03", "slurm", "py", job_id="4242", srun_args=["--gres=gpu:8"], immediate=30) == [
         "srun", "-w", "gpu03", "-N1", "-n1", "--overlap", "--jobid=4242", "--gres=gpu:8",
-        "py", "-m", "activities.health", "--node=gpu03",
+        "py", "-m", "recovery.activities.gpu", "--node=gpu03",
     ]  # fmt: skip
-    assert probe_argv("n1", "local", "py") == ["py", "-m", "activities.health", "--node=n1"]
+    assert probe_argv("n1", "local", "py") == ["py", "-m", "recovery.activities.gpu", "--node=n1"]
 
 
 @pytest.mark.parametrize(
@@ -493,7 +484,7 @@ class FakeRunner:
 
 REMOTE = GpuHealth(
     node="gpu03", host="gpu03.cluster", available=True, gpus=[GpuReading(index=0, remapped_rows_failure=True)]
-).model_dump_json()
+).to_json()
 
 
 async def test_probe_node_over_slurm() -> None:
@@ -549,19 +540,9 @@ def test_parse_keeps_the_probed_name() -> None:
     assert parse_probe_output("gpu03-ib", REMOTE).node == "gpu03-ib"
 
 
-async def test_activity_probes_in_the_job_when_given() -> None:
-    runner = FakeRunner(stdout=REMOTE)
-    activities = HealthActivities("/venv/bin/python", srun_args=["--gres=gpu:8"], timeout=30, runner=runner)
-    inp = HealthProbeInput(run_id="r1", node="gpu03", scheduler="slurm", job_id="77")
-    health = await ActivityEnvironment().run(activities.probe_node_health, inp)
-    assert "--jobid=77" in runner.argv and "--gres=gpu:8" in runner.argv
-    assert not any(a.startswith("--immediate") for a in runner.argv)
-    assert health.available and health.node == "gpu03"
-
-
 def test_spelled_out_nvml_values_match_pynvml() -> None:
     """The probe spells out NVML's enum values (a fixed ABI); they must agree with the binding."""
-    from activities import health
+    from recovery.activities.gpu import node_probe as health
 
     for bit, name in health._THROTTLE_BITS.items():
         assert getattr(pynvml, "nvmlClocksThrottleReason" + name.title().replace("_", "")) == bit

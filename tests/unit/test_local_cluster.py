@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from activities.schedulers.local import LocalScheduler
-from worker import cli_cluster, local_cluster, local_procs
-from workflows.models import JobObservation, JobState, SubmitRequest
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import LocalScheduler
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.activities.schedulers.local import procs as local_procs
+from recovery.client import cli_cluster
+from recovery.workflows.models import JobObservation, JobState, SubmitRequest
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from worker.local_procs import compress_hostlist
+from recovery.activities.schedulers.local.procs import compress_hostlist
 
 
 @pytest.mark.parametrize(

@@ -14,14 +14,14 @@ from temporalio.exceptions import ApplicationError
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.testing import ActivityEnvironment
 
-from activities import metrics
-from activities.actions import ActionActivities
-from activities.errors import PermanentActionError, scheduler_errors
-from activities.schedulers.base import JobNotFound, SchedulerUnavailable
+from recovery.activities import metrics
+from recovery.activities.actions import ActionActivities
+from recovery.activities.errors import PermanentActionError, scheduler_errors
+from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
+from recovery.client.config import WorkerConfig
+from recovery.workflows.models import Advice, RecordAdviceInput
 from tests.fakes import ScriptedScheduler
 from tests.prometheus import Sample, scrape, value
-from worker.config import WorkerConfig
-from workflows.models import Advice, RecordAdviceInput
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 

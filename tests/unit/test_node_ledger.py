@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from workflows import node_ledger
-from workflows.models import NodeFailure, NodeHistoryLimits, NodeHistoryState, NodeQuery, SuspectRule
-from workflows.policy import Policy, SuspectNodes
+from recovery.workflows.node_history import ledger as node_ledger
+from recovery.workflows.node_history.models import (
+    NodeFailure,
+    NodeHistoryLimits,
+    NodeHistoryState,
+    NodeQuery,
+    SuspectRule,
+)
+from recovery.workflows.policy import Policy, SuspectNodes
 
 NOW = datetime(2026, 1, 10, 12, 0, tzinfo=UTC)
 

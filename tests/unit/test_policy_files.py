@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from workflows.policy import Policy, parse_duration
-from workflows.policy_files import PolicyError, load_policy, parse_policy
+from recovery.workflows.policy import Policy, parse_duration
+from recovery.workflows.policy_files import PolicyError, load_policy, parse_policy
 
 
 def test_builtin_default_matches_the_contract() -> None:

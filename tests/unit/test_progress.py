@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from activities.progress import ProgressError, ProgressParser, ProgressRecord
-from activities.signatures.scanner import LogScanner, PatternSet
+from recovery.activities.progress import ProgressError, ProgressParser, ProgressRecord
+from recovery.activities.signatures.scanner import LogScanner, PatternSet
 
 PARSER = ProgressParser()
 

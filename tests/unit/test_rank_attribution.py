@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from activities.logwatch import AttemptLog
-from activities.progress import ProgressParser
-from activities.signatures.diagnosis import LogDiagnoser
-from activities.straggler import slow_ranks
-from workflows.policy import Policy
+from recovery.activities.logwatch import AttemptLog
+from recovery.activities.progress import ProgressParser
+from recovery.activities.signatures.diagnosis import LogDiagnoser
+from recovery.activities.straggler import slow_ranks
+from recovery.workflows.policy import Policy
 
 LAYOUT = {0: "node1", 1: "node2"}
 

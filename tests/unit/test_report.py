@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.progress import ProgressParser
-from activities.report import format_progress, report_progress
+from recovery.activities.progress import ProgressParser
+from recovery.activities.report import format_progress, report_progress
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -36,8 +36,8 @@ def test_values_never_break_the_line() -> None:
 
 def test_importing_it_pulls_in_nothing_heavy() -> None:
     code = (
-        "import sys, activities.report\n"
-        "heavy = ('pydantic', 'temporalio', 'yaml', 're2', 'hyperscan', 'activities.signatures')\n"
+        "import sys, recovery\n"
+        "heavy = ('pydantic', 'temporalio', 'yaml', 're2', 'hyperscan', 'structlog', 'recovery.activities.signatures', 'recovery.workflows')\n"
         "print(sorted(m for m in sys.modules if m.startswith(heavy)))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from temporalio.service import RPCError, RPCStatusCode
 
-from worker.runs import details, memo, namespace_problem, summary_line
-from worker.submit import build_spec
-from workflows.models import RunSpec
+from recovery.client.runs import details, memo, namespace_problem, summary_line
+from recovery.client.submit import build_spec
+from recovery.workflows.models import RunSpec
 
 
 def spec(tmp_path: Path, name: str | None = "nightly 7b") -> RunSpec:

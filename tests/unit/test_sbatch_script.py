@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from activities.schedulers.sbatch_script import directives, min_nodes, option
-from activities.schedulers.slurm import sbatch_options
-from workflows.models import SubmitRequest
+from recovery.activities.schedulers.sbatch_script import directives, min_nodes, option
+from recovery.activities.schedulers.slurm import sbatch_options
+from recovery.workflows.models import SubmitRequest
 
 HEAD = "#!/bin/bash\n"
 

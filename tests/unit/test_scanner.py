@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from activities.signatures import engines
-from activities.signatures.catalog import builtin_catalog
-from activities.signatures.scanner import Chunk, FileFollower, LineMatch, LogScanner, PatternSet, follow
+from recovery.activities.signatures import engines
+from recovery.activities.signatures.catalog import builtin_catalog
+from recovery.activities.signatures.scanner import Chunk, FileFollower, LineMatch, LogScanner, PatternSet, follow
 from tests.unit import scanner_scenarios
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,16 +15,16 @@ from pathlib import Path
 
 import pytest
 
-from activities.schedulers import slurm_facts as facts
-from activities.schedulers import slurm_parse as sp
-from activities.schedulers.slurm_comment import (
+from recovery.activities.schedulers import slurm_facts as facts
+from recovery.activities.schedulers import slurm_parse as sp
+from recovery.activities.schedulers.slurm_comment import (
     format_comment,
     parse_comment,
     script_comment,
     submission_comment,
 )
-from activities.schedulers.slurm_states import map_state, node_unusable
-from workflows.models import JobState
+from recovery.activities.schedulers.slurm_states import map_state, node_unusable
+from recovery.workflows.models import JobState
 
 OUTPUTS = Path(__file__).parent / "slurm_outputs"
 DELIMS = sp.Delimiters(field="\x1f0123\x1f", record="\x1e0123\x1e")

@@ -8,11 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 import pytest
 
-from activities.schedulers import slurm_facts as facts
-from activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
-from activities.schedulers.slurm import SlurmScheduler, parse_parsable, sbatch_options
-from activities.schedulers.slurm_commands import Completed, message, slurm_env
-from workflows.models import JobState, SubmitRequest
+from recovery.activities.schedulers import slurm_facts as facts
+from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.slurm import SlurmScheduler, parse_parsable, sbatch_options
+from recovery.activities.schedulers.slurm_commands import Completed, message, slurm_env
+from recovery.workflows.models import JobState, SubmitRequest
 
 Answer = Callable[[list[str]], Completed]
 

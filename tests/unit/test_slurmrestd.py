@@ -12,10 +12,10 @@ from typing import Any
 import httpx
 import pytest
 
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from activities.schedulers.slurm import SlurmScheduler
-from activities.schedulers.slurmrestd import RestSlurmScheduler, job_observation
-from workflows.models import JobState, SubmitRequest
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.activities.schedulers.slurmrestd import RestSlurmScheduler, job_observation
+from recovery.workflows.models import JobState, SubmitRequest
 
 META = {"plugin": {"type": "openapi/v0.0.38"}, "Slurm": {"release": "22.05.8"}}
 
@@ -206,7 +206,7 @@ async def test_submit_of_a_plain_script_goes_over_rest() -> None:
 
 
 def test_nodes_state_with_flags() -> None:
-    from activities.schedulers.slurmrestd import _node
+    from recovery.activities.schedulers.slurmrestd import _node
 
     node = _node({"name": "node2", "state": "down", "state_flags": ["NOT_RESPONDING"], "reason": "Not responding"})
     assert (node.name, node.state, node.reason) == ("node2", "down+not_responding", "Not responding")

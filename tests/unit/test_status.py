@@ -2,9 +2,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from workflows.models import Attempt, Milestone, RunRecord, RunSpec, RunState
-from workflows.policy import Policy
-from workflows.status import build_status, goodput, public_state
+from recovery.workflows.models import Attempt, Milestone, RunRecord, RunSpec, RunState
+from recovery.workflows.policy import Policy
+from recovery.workflows.status import build_status, goodput, public_state
 
 T0 = datetime(2026, 11, 29, 1, 0, tzinfo=UTC)
 

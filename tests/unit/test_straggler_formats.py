@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from activities.progress import ProgressParser
-from activities.signatures.diagnosis import LogDiagnoser
-from activities.signatures.result import LogDiagnosis
-from activities.straggler import StragglerConfig
+from recovery.activities.progress import ProgressParser
+from recovery.activities.signatures.diagnosis import LogDiagnoser
+from recovery.activities.signatures.result import LogDiagnosis
+from recovery.activities.straggler import StragglerConfig
 
 SUSTAIN = 600.0  # the policy's default 10m
 USER_PATTERN = r"it (?P<step>\d+) of (?P<total>\d+), (?P<throughput>[\d.]+) img/s"

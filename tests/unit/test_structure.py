@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from textwrap import dedent
 
-from activities.report import format_progress
-from activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-from activities.signatures.scanner import LogScanner, PatternSet, Sampler
-from activities.signatures.unwrap import join, wrap_width
+from recovery.activities.report import format_progress
+from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
+from recovery.activities.signatures.scanner import LogScanner, PatternSet, Sampler
+from recovery.activities.signatures.unwrap import join, wrap_width
 
 
 def diagnose(text: str, chunk: int = 997, **kwargs: object) -> LogDiagnosis:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from activities.schedulers.sbatch_script import min_nodes
-from worker.submit import SubmitError, build_spec, make_run_id
+from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.client.submit import SubmitError, build_spec, make_run_id
 
 
 @pytest.mark.parametrize(

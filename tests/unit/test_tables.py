@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from activities.signatures import dialect
-from activities.signatures.catalog import builtin_catalog
-from activities.signatures.tables import (
+from recovery.activities.signatures import dialect
+from recovery.activities.signatures.catalog import builtin_catalog
+from recovery.activities.signatures.tables import (
     Lookup,
     TableError,
     builtin_tables,

@@ -13,9 +13,9 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.testing import WorkflowEnvironment
 
-from workflows import search_attributes
-from workflows.models import RunSpec, Tuning
-from workflows.policy import Policy
+from recovery.workflows import search_attributes
+from recovery.workflows.models import RunSpec, Tuning
+from recovery.workflows.policy import Policy
 
 KINDS = {
     "Keyword": IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,

@@ -14,11 +14,11 @@ import pytest
 from temporalio.client import Client
 from temporalio.testing import WorkflowEnvironment
 
+from recovery.client.config import AttributionConfig, WorkerConfig
+from recovery.worker.run_worker import build_worker
+from recovery.workflows.models import RunInput, RunStatus
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
-from worker.config import AttributionConfig, WorkerConfig
-from worker.run_worker import build_worker
-from workflows.models import RunInput, RunStatus
 
 GOOD = {
     "category": "network",

@@ -18,12 +18,11 @@ from temporalio.client import WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError
 from temporalio.testing import ActivityEnvironment, WorkflowEnvironment
 
-from activities.node_history import NodeHistoryActivities
-from tests.fakes import ScriptedScheduler
-from tests.workflow.conftest import at_rest
-from worker.config import WorkerConfig
-from worker.run_worker import build_worker
-from workflows.models import (
+from recovery.activities.node_history import NodeHistoryActivities
+from recovery.client.config import WorkerConfig
+from recovery.worker.run_worker import build_worker
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
     NodeFailure,
     NodeFailureReport,
     NodeHistoryInput,
@@ -33,7 +32,8 @@ from workflows.models import (
     SuspectQuery,
     SuspectRule,
 )
-from workflows.node_history import NodeHistory, history_id
+from tests.fakes import ScriptedScheduler
+from tests.workflow.conftest import at_rest
 
 RULE = SuspectRule(failures=2, window=timedelta(days=7))
 QUERY_TIMEOUT = timedelta(seconds=3)

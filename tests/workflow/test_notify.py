@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from temporalio.testing import WorkflowEnvironment
 
+from recovery.workflows.policy import Notify, Policy
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
 from tests.workflow.test_training_run import running
-from workflows.policy import Notify, Policy
 
 
 @pytest.fixture

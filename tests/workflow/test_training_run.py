@@ -15,13 +15,13 @@ from temporalio.client import WorkflowHandle
 from temporalio.common import TypedSearchAttributes
 from temporalio.testing import WorkflowEnvironment
 
+from recovery.client.config import WorkerConfig
+from recovery.worker.run_worker import build_worker
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import CancelRequest, RunInput, RunSpec, RunStatus, SubmitRequest
+from recovery.workflows.policy import Backoff, Budgets, CrashLoop, Policy
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
-from worker.config import WorkerConfig
-from worker.run_worker import build_worker
-from workflows import search_attributes as sa
-from workflows.models import CancelRequest, RunInput, RunSpec, RunStatus, SubmitRequest
-from workflows.policy import Backoff, Budgets, CrashLoop, Policy
 
 
 def generous(**kw: object) -> Policy:

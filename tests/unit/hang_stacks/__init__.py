@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from activities.hangstacks import flight, pyspy
-from activities.hangstacks.model import NodeStacks, RankProcess, ThreadStack
+from recovery.activities.hangstacks import flight, pyspy
+from recovery.activities.hangstacks.model import NodeStacks, RankProcess, ThreadStack
 
 HERE = Path(__file__).resolve().parent
 SCENARIOS = ("sleeper", "ddp", "mismatch", "flight", "example")

@@ -6,9 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from activities.schedulers.base import SchedulerError
-from activities.schedulers.local_protocol import ClusterStatus
-from worker import local_cluster
+from recovery.activities.schedulers.base import SchedulerError
+from recovery.activities.schedulers.local import launcher as local_cluster
+from recovery.activities.schedulers.local.protocol import ClusterStatus
 
 Command = Callable[[argparse.Namespace], int]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from workflows.models import (
+from recovery.workflows.node_history.models import (
     NodeFailure,
     NodeHistoryLimits,
     NodeHistoryState,

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from activities.schedulers import local_protocol as wire
-from activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from workflows.models import JobObservation, NodeInfo, SubmitRequest
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import protocol as wire
+from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 _OBSERVATIONS: TypeAdapter[dict[str, JobObservation]] = TypeAdapter(dict[str, JobObservation])
 _NODES: TypeAdapter[list[NodeInfo]] = TypeAdapter(list[NodeInfo])

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from temporalio.client import Client, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
-from workflows.models import NodeQuery, NodeReport, SuspectRule
-from workflows.node_history import NodeHistory, history_id
+from recovery.activities.clock import utcnow
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import NodeQuery, NodeReport, SuspectRule
 
 
 class NodesError(RuntimeError):
@@ -17,7 +18,7 @@ class NodesError(RuntimeError):
 
 async def node_report(client: Client, cluster: str, rule: SuspectRule, now: datetime | None = None) -> NodeReport:
     """The cluster's node history; an empty report while no failure has implicated a node."""
-    query = NodeQuery(rule=rule, now=now or datetime.now(UTC))
+    query = NodeQuery(rule=rule, now=now or utcnow())
     try:
         report: NodeReport = await _handle(client, cluster).query(
             NodeHistory.nodes, query, rpc_timeout=timedelta(seconds=10)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import getpass
 import re
 import secrets
-from datetime import UTC, datetime
 from pathlib import Path
 
-from activities.schedulers.sbatch_script import min_nodes
-from workflows.models import RunSpec, Tuning
-from workflows.policy_files import load_policy
+from recovery.activities.clock import utcnow
+from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.workflows.models import RunSpec, Tuning
+from recovery.workflows.policy_files import load_policy
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
@@ -72,6 +72,6 @@ def build_spec(
         workdir=str(workdir),
         owner=getpass.getuser(),
         policy=loaded,
-        submitted_at=datetime.now(UTC),
+        submitted_at=utcnow(),
         tuning=TUNING[scheduler],
     )

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from workflows.models import Evidence, RunStatus, RunSummary
+from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
 
+# The milestones the timeline lists by themselves (the rest are in its latency lines).
+_SHOWN: tuple[MilestoneName, ...] = ("progress_started", "progress_restored", *FINAL_MILESTONE.values())
 STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks), shown beside the log's
 
 
@@ -66,7 +68,7 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
         done = "done" if act.changed else "already done"
         lines.append(f"action  {act.kind} job {act.job_id}: {done} ({act.detail}) at {_t(act.at)}")
     for m in status.milestones:
-        if m.name in ("progress_started", "progress_restored", "completed", "gave_up", "cancelled"):
+        if m.name in _SHOWN:
             attempt = "" if m.attempt_index is None else f" attempt #{m.attempt_index}"
             lines.append(f"milestone  {m.name.replace('_', ' ')}{attempt} at {_t(m.at)} {m.detail}".rstrip())
     lines += _latencies(status)

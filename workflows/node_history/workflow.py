@@ -12,8 +12,9 @@ from __future__ import annotations
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from workflows import node_ledger
-    from workflows.models import (
+    from recovery.workflows.history import history_full
+    from recovery.workflows.node_history import ledger
+    from recovery.workflows.node_history.models import (
         NodeFailure,
         NodeHistoryInput,
         NodeHistoryState,
@@ -39,12 +40,12 @@ class NodeHistory:
 
     @workflow.signal
     def record_failure(self, failure: NodeFailure) -> None:
-        if node_ledger.record(self.state, failure, workflow.now(), self.limits):
+        if ledger.record(self.state, failure, workflow.now(), self.limits):
             workflow.logger.info("node failure recorded: %s in run %s", failure.node, failure.run_id)
 
     @workflow.signal
     def clear(self, node: str) -> None:
-        dropped = node_ledger.forget(self.state, node, workflow.now())
+        dropped = ledger.forget(self.state, node, workflow.now())
         workflow.logger.info("node %s cleared (%d failures forgotten)", node, dropped)
 
     @workflow.query
@@ -53,24 +54,18 @@ class NodeHistory:
             cluster=self.cluster,
             rule=query.rule,
             now=query.now,
-            nodes=node_ledger.summarize(self.state, query),
+            nodes=ledger.summarize(self.state, query),
         )
 
     @workflow.query
     def suspects(self, query: NodeQuery) -> list[str]:
-        return node_ledger.suspects(self.state, query.rule, query.now)
+        return ledger.suspects(self.state, query.rule, query.now)
 
     @workflow.run
     async def run(self, inp: NodeHistoryInput) -> None:
-        await workflow.wait_condition(self._history_full)
+        await workflow.wait_condition(lambda: history_full(self.limits.history_events_limit))
         # Signals are synchronous here, but a handler added later may not be: never drop one.
         await workflow.wait_condition(workflow.all_handlers_finished)
-        node_ledger.prune(self.state, workflow.now(), self.limits)
+        ledger.prune(self.state, workflow.now(), self.limits)
         self.state.continued += 1
         workflow.continue_as_new(NodeHistoryInput(cluster=self.cluster, limits=self.limits, state=self.state))
-
-    def _history_full(self) -> bool:
-        info = workflow.info()
-        return info.get_current_history_length() > self.limits.history_events_limit or (
-            info.is_continue_as_new_suggested()
-        )

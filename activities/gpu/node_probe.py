@@ -1,19 +1,13 @@
-"""GPU health probe: what NVML knows about a node's GPUs, as evidence for attribution.
+"""The GPU probe that runs on the node: what NVML knows about this machine's GPUs.
 
-`probe_gpus()` reads this machine's GPUs through NVML (the `pynvml` module of `nvidia-ml-py`):
-uncorrected ECC counts, pending page retirement and row remapping, remap failures, the recovery
-action NVML asks for, clock throttling, Xid events, and whether a GPU is lost. It never raises
-for NVML's sake: no library, driver or GPU gives `available=False` with the reason; a field one
-GPU does not support is recorded in that GPU's `errors` and the probe carries on.
+`probe_gpus()` reads the GPUs through NVML (the `pynvml` module of `nvidia-ml-py`): uncorrected
+ECC counts, pending page retirement and row remapping, remap failures, the recovery action NVML
+asks for, clock throttling, Xid events, and whether a GPU is lost. It never raises for NVML's
+sake: no library, driver or GPU gives `available=False` with the reason; a field one GPU does not
+support is recorded in that GPU's `errors` and the probe carries on.
 
-`python -m activities.health [--node NAME]` prints that as one line of JSON and exits 0, so it
-runs on a node as a scheduler step; `probe_node()` runs it there (`srun -w NODE ... --overlap`
-on Slurm, directly for the local scheduler, whose nodes are all this machine) and never raises
-either. `HealthActivities.probe_node_health` is the Temporal activity around it;
-`health_evidence()` and `implicates()` turn a probe into evidence and a reason to implicate the
-node.
-
-Limits worth knowing when reading a probe:
+It runs on compute nodes (`python -m recovery.activities.gpu`, see `__main__`), so it imports
+the standard library and `pynvml` only. Limits worth knowing when reading a probe:
 
 - Xid events come from an NVML event set registered by the probe itself, and NVML delivers only
   events raised after registration: a probe sees Xids raised while it runs, not the one that
@@ -26,30 +20,19 @@ Limits worth knowing when reading a probe:
 
 from __future__ import annotations
 
-import argparse
 import importlib
-import os
-import re
+import logging
 import socket
-import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-import structlog
-from pydantic import ValidationError
-from temporalio import activity
+from recovery.activities.gpu.readings import GpuHealth, GpuReading
 
-from activities.schedulers.base import SchedulerError
-from activities.schedulers.slurm_commands import Runner, message, run_process, slurm_env
-from workflows.models import Evidence, GpuHealth, GpuReading, HealthProbeInput
+log = logging.getLogger("recovery.gpu")
 
-log = structlog.get_logger("recovery.health")
-
-PROBE_TIMEOUT_SECONDS = 60.0
 _MAX_XID_EVENTS = 64  # a GPU in an Xid storm must not keep the probe polling
-_NODE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]*$")  # one node: no hostlist brackets
 
 # NVML's enum values (nvml.h): a fixed ABI, so they are spelled out rather than looked up in
 # whichever pynvml version is installed.
@@ -79,16 +62,6 @@ _THROTTLE_BITS = {
     0x200: "board_limit",
     0x400: "reliability",
 }
-# Throttling that says something about the hardware (evidence for a straggler), unlike idling or
-# a clock setting somebody chose.
-_HARDWARE_THROTTLE = frozenset(
-    {"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown", "reliability"}
-)
-# Xids NVIDIA documents as usually the program's own fault (13, 31, 43) or a consequence of an
-# earlier error (45), as the signature catalog classifies them: evidence, but no reason to
-# blame the node.
-_PROGRAM_XIDS = frozenset({13, 31, 43, 45})
-
 _XID_CRITICAL_ERROR = 0x8  # nvmlEventTypeXidCriticalError
 
 
@@ -151,7 +124,7 @@ def _shutdown(nvml: ModuleType) -> None:
         nvml.nvmlShutdown()
     except nvml.NVMLError as err:
         # The readings are taken and the process is about to end: nothing to undo, only to note.
-        log.warning("nvmlShutdown failed", error=_describe(err))
+        log.warning("nvmlShutdown failed: %s", _describe(err))
 
 
 def _read_all(nvml: ModuleType, node: str, host: str) -> GpuHealth:
@@ -329,204 +302,3 @@ def _code(err: Any) -> int | None:
 
 def _describe(err: Any) -> str:
     return str(err) or type(err).__name__
-
-
-# --- probing a node through the scheduler ------------------------------------------------------
-
-
-def probe_argv(
-    node: str,
-    scheduler_name: str,
-    python: str,
-    *,
-    job_id: str | None = None,
-    srun_args: Sequence[str] = (),
-    immediate: int | None = None,
-) -> list[str]:
-    """The command that probes `node`: an argument list, never a shell string.
-
-    Slurm: `srun -w NODE -N1 -n1 --overlap [--jobid=JOB | --immediate=S] [srun_args] PYTHON -m
-    activities.health --node=NODE`. With `job_id` the probe is a step of that job, sharing its
-    allocation (`--overlap`); without, srun asks for a new one, and `--immediate` makes it give
-    up rather than queue behind the job holding the node. Local: the same Python command, run
-    here. Raises ValueError for a name that is not one node, or an unknown scheduler."""
-    if not _NODE_NAME.match(node):
-        raise ValueError(f"{node!r} is not a node name")
-    command = [python, "-m", "activities.health", f"--node={node}"]
-    if scheduler_name == "local":
-        return command
-    if scheduler_name != "slurm":
-        raise ValueError(f"no way to run a probe on scheduler {scheduler_name!r}")
-    argv = ["srun", "-w", node, "-N1", "-n1", "--overlap"]
-    if job_id is not None:
-        argv.append(f"--jobid={job_id}")
-    elif immediate is not None:
-        argv.append(f"--immediate={immediate}")
-    return [*argv, *srun_args, *command]
-
-
-async def probe_node(
-    node: str,
-    scheduler_name: str,
-    python: str,
-    *,
-    job_id: str | None = None,
-    srun_args: Sequence[str] = (),
-    timeout: float = PROBE_TIMEOUT_SECONDS,
-    env: Mapping[str, str] | None = None,
-    runner: Runner = run_process,
-) -> GpuHealth:
-    """Probe `node`'s GPUs by running `python -m activities.health` there. Never raises: a probe
-    that cannot run, times out or prints nonsense is `available=False` with the reason, because
-    attribution must carry on without it."""
-    immediate = max(1, int(timeout / 2))  # srun gives up on an allocation before we give up on srun
-    try:
-        argv = probe_argv(node, scheduler_name, python, job_id=job_id, srun_args=srun_args, immediate=immediate)
-    except ValueError as err:
-        return _unprobed(node, str(err))
-    run_env = env if env is not None else (slurm_env() if scheduler_name == "slurm" else dict(os.environ))
-    try:
-        result = await runner(argv, input=None, env=run_env, timeout=timeout)
-    except SchedulerError as err:  # could not start it, or it timed out (and was killed)
-        return _unprobed(node, f"the probe did not run: {err}")
-    if result.returncode != 0:
-        return _unprobed(node, f"the probe failed ({argv[0]} exit status {result.returncode}): {message(result)}")
-    return parse_probe_output(node, result.stdout)
-
-
-def parse_probe_output(node: str, stdout: str) -> GpuHealth:
-    """The probe's JSON is its last line: a site's task prolog may print lines before it."""
-    lines = [line for line in stdout.splitlines() if line.strip()]
-    if not lines:
-        return _unprobed(node, "the probe printed nothing")
-    try:
-        health = GpuHealth.model_validate_json(lines[-1])
-    except ValidationError as err:
-        seen = lines[-1][:200]
-        return _unprobed(node, f"the probe printed something unreadable: {seen!r} ({err.error_count()} errors)")
-    return health.model_copy(update={"node": node})
-
-
-def _unprobed(node: str, reason: str) -> GpuHealth:
-    return GpuHealth(node=node, available=False, reason=reason)
-
-
-class HealthActivities:
-    """The probe as a Temporal activity. `python` must exist at the same path on the nodes (a
-    shared virtual environment); `srun_args` are extra options a site needs, such as GPUs to ask
-    for where Slurm confines devices. A probe that cannot run is a result, not an activity
-    failure, so retries never hold up attribution."""
-
-    def __init__(
-        self,
-        python: str = sys.executable,
-        *,
-        timeout: float = PROBE_TIMEOUT_SECONDS,
-        srun_args: Sequence[str] = (),
-        env: Mapping[str, str] | None = None,
-        runner: Runner = run_process,
-    ) -> None:
-        self.python = python
-        self.timeout = timeout
-        self.srun_args = list(srun_args)
-        self.env = env
-        self.runner = runner
-
-    @activity.defn
-    async def probe_node_health(self, inp: HealthProbeInput) -> GpuHealth:
-        health = await probe_node(
-            inp.node,
-            inp.scheduler,
-            self.python,
-            job_id=inp.job_id,
-            srun_args=self.srun_args,
-            timeout=self.timeout,
-            env=self.env,
-            runner=self.runner,
-        )
-        log.info("gpu health", run_id=inp.run_id, node=inp.node, available=health.available, reason=health.reason)
-        return health
-
-
-# --- what a probe means for attribution ----------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One thing a probe found. `implicates`: reason enough to blame the node."""
-
-    signature: str
-    text: str
-    implicates: bool
-
-
-def findings(health: GpuHealth) -> list[Finding]:
-    """What the probe found, GPU by GPU. None when NVML could not be read (`health.reason`)."""
-    if not health.available:
-        return []
-    return [f for gpu in health.gpus for f in gpu_findings(gpu)]
-
-
-def gpu_findings(gpu: GpuReading) -> list[Finding]:
-    label = f"GPU {gpu.index}" + (f" ({gpu.pci_bus_id})" if gpu.pci_bus_id else "")
-    found = _fault_findings(gpu, label)
-    if gpu.pending_reset and not any(f.implicates for f in found):
-        found.append(Finding("nvml_reset_required", f"{label} needs a reset, NVML says", True))
-    for xid in gpu.xid_events:
-        found.append(Finding("nvml_xid", f"{label} raised Xid {xid}", xid not in _PROGRAM_XIDS))
-    slowdowns = [r for r in gpu.throttle_reasons if r in _HARDWARE_THROTTLE]
-    if slowdowns:
-        found.append(Finding("nvml_throttle", f"{label} is throttled: {', '.join(slowdowns)}", False))
-    return found
-
-
-def _fault_findings(gpu: GpuReading, label: str) -> list[Finding]:
-    """The readings NVIDIA says take a GPU out of service until it is reset or replaced."""
-    found: list[Finding] = []
-    if gpu.lost:
-        found.append(Finding("nvml_gpu_lost", f"{label} is lost: NVML cannot reach it (fallen off the bus?)", True))
-    if gpu.ecc_uncorrected_volatile:
-        text = f"{label} has {gpu.ecc_uncorrected_volatile} uncorrected ECC errors since the driver loaded"
-        found.append(Finding("nvml_ecc_uncorrected", text, True))
-    elif gpu.ecc_uncorrected_aggregate:
-        # Old errors, none since the last reset: the memory they hit has been retired or remapped.
-        text = f"{label} has {gpu.ecc_uncorrected_aggregate} uncorrected ECC errors in its lifetime, none recently"
-        found.append(Finding("nvml_ecc_uncorrected_lifetime", text, False))
-    if gpu.retired_pages_pending:
-        found.append(Finding("nvml_pages_pending", f"{label} has pages pending retirement (needs a reset)", True))
-    if gpu.remapped_rows_pending:
-        found.append(Finding("nvml_row_remap_pending", f"{label} has rows pending remapping (needs a reset)", True))
-    if gpu.remapped_rows_failure:
-        found.append(Finding("nvml_row_remap_failure", f"{label} failed to remap a row (replace it)", True))
-    if gpu.recovery_action not in (None, "none"):
-        found.append(Finding("nvml_recovery_action", f"{label}: NVML asks for {gpu.recovery_action}", True))
-    return found
-
-
-def health_evidence(health: GpuHealth) -> list[Evidence]:
-    """The probe's findings as evidence lines (source `nvml`, on the probed node)."""
-    return [Evidence(source="nvml", text=f.text, node=health.node, signature=f.signature) for f in findings(health)]
-
-
-def implicates(health: GpuHealth) -> str | None:
-    """Why the readings blame the node, in one line, or None when they do not (or were not read)."""
-    reasons = [f.text for f in findings(health) if f.implicates]
-    return "; ".join(reasons) if reasons else None
-
-
-# --- as a scheduler step ---------------------------------------------------------------------------
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Print this machine's GpuHealth as one JSON line. Exit 0 whatever NVML said: the JSON says it."""
-    parser = argparse.ArgumentParser(prog="python -m activities.health", description="Print this machine's GPU health.")
-    parser.add_argument("--node", help="the node name to report (default: this host's name)")
-    args = parser.parse_args(argv)
-    # stdout carries the JSON line and nothing else: the caller parses it.
-    structlog.configure(logger_factory=structlog.PrintLoggerFactory(file=sys.stderr))
-    print(probe_gpus(node=args.node).model_dump_json(), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,7 +1,7 @@
 """The local cluster daemon: a unix-socket server in front of the job table.
 
 One JSON request per line, one JSON reply per line, then the connection closes. Started by
-`worker.local_cluster.start()` as `python -m worker.local_cluster serve --nodes N`.
+`launcher.start()` as `python -m recovery.activities.schedulers.local.launcher serve --nodes N`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import Any, TextIO
 import structlog
 from pydantic import ValidationError
 
-from activities.schedulers import local_protocol as wire
-from worker.local_jobs import LocalCluster, OpError
-from worker.local_state import StateError
+from recovery.activities.schedulers.local import protocol as wire
+from recovery.activities.schedulers.local.cluster import LocalCluster, OpError
+from recovery.activities.schedulers.local.state import StateError
 
 log = structlog.get_logger("local_cluster")
 

@@ -20,10 +20,12 @@ from typing import Any, Literal
 
 import structlog
 
-from activities.schedulers.local_protocol import ClusterStatus
-from worker import local_procs, local_state
-from worker.local_state import ClusterState, JobRecord, NodeRecord, utcnow
-from workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
+from recovery.activities.clock import utcnow
+from recovery.activities.schedulers.local import procs as local_procs
+from recovery.activities.schedulers.local import state as local_state
+from recovery.activities.schedulers.local.protocol import ClusterStatus
+from recovery.activities.schedulers.local.state import ClusterState, JobRecord, NodeRecord
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 log = structlog.get_logger("local_cluster")
 

@@ -3,7 +3,7 @@
 The daemon outlives the command that starts it (and workers): it runs detached in its own
 session, with its state under `$RECOVERY_HOME/cluster/`:
 
-    daemon.sock   the unix socket clients talk to (`activities.schedulers.local`)
+    daemon.sock   the unix socket clients talk to (`adapter`)
     daemon.pid    the daemon's pid, written once the socket answers
     daemon.log    its log
     state.json    the job table and node states, rewritten atomically on every change
@@ -26,13 +26,17 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from activities.schedulers import local_protocol as wire
-from activities.schedulers.base import SchedulerError, SchedulerUnavailable
-from activities.schedulers.local import call_sync
-from worker import local_procs, local_state, settings
+from recovery import settings
+from recovery.activities.schedulers.base import SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.local import procs as local_procs
+from recovery.activities.schedulers.local import protocol as wire
+from recovery.activities.schedulers.local import state as local_state
+from recovery.activities.schedulers.local.adapter import call_sync
 
 DEFAULT_NODES = 4
-_MARK = "worker.local_cluster"
+_MARK = "recovery.activities.schedulers.local.launcher"
+# What a daemon started before the package moved runs as: still ours to recognise and stop.
+_OLD_MARKS = ("worker.local_cluster", "recovery.worker.local_cluster")
 
 # Daemons this process started: polled so they do not linger as zombies once stopped.
 _children: list[subprocess.Popen[bytes]] = []
@@ -163,7 +167,7 @@ def _is_daemon(pid: int) -> bool:
     if not local_procs.process_alive(pid):
         return False
     args = local_procs.cmdline(pid)
-    return _MARK in args and "serve" in args
+    return "serve" in args and any(mark in args for mark in (_MARK, *_OLD_MARKS))
 
 
 def _answering() -> wire.PingResult | None:
@@ -260,12 +264,12 @@ def _kill_orphans() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m worker.local_cluster")
+    parser = argparse.ArgumentParser(prog=f"python -m {_MARK}")
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the daemon in the foreground")
     serve.add_argument("--nodes", type=int, default=DEFAULT_NODES)
     args = parser.parse_args(argv)
-    from worker import local_daemon
+    from recovery.activities.schedulers.local import daemon as local_daemon
 
     return local_daemon.run(cluster_dir(), args.nodes)
 

@@ -10,8 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from workflows.policy import Duration
-from workflows.yaml_models import YamlModelError, parse_model, read_text
+from recovery.workflows.policy import Duration
+from recovery.workflows.yaml_models import YamlModelError, parse_model, read_text
 
 Mode = Literal["act", "observe"]
 
@@ -91,7 +91,7 @@ class TlsConfig(_Section):
 
 class TemporalConfig(_Section):
     """Where Temporal is and how to authenticate; environment variables override these
-    (`worker.connection`). Secrets stay in files or the environment, never in this file."""
+    (`connection`). Secrets stay in files or the environment, never in this file."""
 
     address: str | None = None  # default: RECOVERY_TEMPORAL_ADDRESS, else 127.0.0.1:7233
     namespace: str | None = None  # default: RECOVERY_NAMESPACE, else default

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 if TYPE_CHECKING:
-    from activities.straggler import StragglerConfig
-    from workflows.policy import Policy
+    from recovery.activities.straggler import StragglerConfig
+    from recovery.workflows.policy import Policy
 
 Command = Callable[[argparse.Namespace], int]
 READ_SIZE = 8 << 20
@@ -75,10 +75,10 @@ def _guarded(command: Command) -> Command:
     status 2."""
 
     def run(args: argparse.Namespace) -> int:
-        from activities.progress import ProgressError
-        from activities.signatures.catalog import CatalogError
-        from activities.signatures.engines import EngineError
-        from workflows.policy_files import PolicyError
+        from recovery.activities.progress import ProgressError
+        from recovery.activities.signatures.catalog import CatalogError
+        from recovery.activities.signatures.engines import EngineError
+        from recovery.workflows.policy_files import PolicyError
 
         try:
             return command(args)
@@ -95,8 +95,8 @@ def _guarded(command: Command) -> Command:
 
 
 def _diagnose(args: argparse.Namespace) -> int:
-    from activities.progress import ProgressParser
-    from activities.signatures.catalog import load_catalog
+    from recovery.activities.progress import ProgressParser
+    from recovery.activities.signatures.catalog import load_catalog
 
     catalog = load_catalog(*args.signatures) if args.signatures else None
     parser = ProgressParser(args.progress_pattern) if args.progress_pattern else None
@@ -120,7 +120,7 @@ def _diagnose(args: argparse.Namespace) -> int:
 
 def _policy(name_or_path: str) -> Policy:
     """The policy `submit --policy` would run with: a built-in name or a YAML file, checked whole."""
-    from workflows.policy_files import PolicyError, load_policy
+    from recovery.workflows.policy_files import PolicyError, load_policy
 
     policy = load_policy(name_or_path)
     if policy.straggler.sustain.total_seconds() <= 0:
@@ -131,7 +131,7 @@ def _policy(name_or_path: str) -> Policy:
 def straggler_config(policy: Policy | None) -> StragglerConfig | None:
     """The policy's straggler keys for the log's own pace: the smallest drop to detect, and
     `sustain` as the longest it may take (counted in the log's step times, or its steps)."""
-    from activities.straggler import StragglerConfig
+    from recovery.activities.straggler import StragglerConfig
 
     if policy is None:
         return None
@@ -142,7 +142,7 @@ def diagnose_file(
     path: Path, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
 ) -> dict[str, Any]:
     """The `diagnose --json` object for one file (without `file`), read in chunks."""
-    from activities.signatures.diagnosis import LogDiagnoser
+    from recovery.activities.signatures.diagnosis import LogDiagnoser
 
     diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy))
     with path.open("rb") as f:
@@ -169,7 +169,7 @@ def render(name: str, result: dict[str, Any]) -> str:
 
 
 def _signatures(args: argparse.Namespace) -> int:
-    from activities.signatures.catalog import builtin_catalog, load_catalog
+    from recovery.activities.signatures.catalog import builtin_catalog, load_catalog
 
     catalog = load_catalog(*args.signatures) if args.signatures else builtin_catalog()
     entries = [sig.summary() for sig in catalog]

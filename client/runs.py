@@ -18,9 +18,10 @@ from temporalio.client import (
 from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
-from worker import settings
-from workflows import search_attributes as sa
-from workflows.models import (
+from recovery import settings
+from recovery.workflows import search_attributes as sa
+from recovery.workflows.models import (
+    TRAINING_RUN,
     CancelRequest,
     RunInput,
     RunSpec,
@@ -30,7 +31,7 @@ from workflows.models import (
     SubmitRequest,
 )
 
-WORKFLOW = "TrainingRun"
+WORKFLOW = TRAINING_RUN
 
 
 class RunError(RuntimeError):
@@ -139,7 +140,7 @@ async def check_namespace(client: Client) -> None:
 async def sbatch_for(spec: RunSpec) -> str:
     """On Slurm the job is submitted here, as the user and with the user's environment (as
     plain sbatch would); the run then adopts it. Its token lets discovery tell it is taken."""
-    from activities.schedulers.slurm import SlurmScheduler
+    from recovery.activities.schedulers.slurm import SlurmScheduler
 
     request = SubmitRequest(
         script=spec.script,

@@ -2,7 +2,7 @@
 
 One request per line, one reply per line, both JSON objects. Requests are told apart by `op`;
 replies are `{"ok": true, "result": ...}` or `{"ok": false, "error": "...", "kind": ...}`.
-The daemon (`worker.local_cluster`) and its clients (`activities.schedulers.local`) share these
+The daemon (`daemon`, started by `launcher`) and its clients (`adapter`) share these
 models, so a request the client can build is one the daemon can read.
 """
 
@@ -13,8 +13,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from worker import settings
-from workflows.models import JobObservation, NodeInfo, SubmitRequest
+from recovery import settings
+from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 # Replies can carry every job the daemon knows; asyncio's default 64 KiB line limit is too small.
 LINE_LIMIT = 64 * 1024 * 1024

@@ -8,10 +8,10 @@ from temporalio.client import Client
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.service import RPCError
 
-from activities.metrics import BUCKET_OVERRIDES
-from worker import settings
-from worker.config import TemporalConfig, load_config
-from worker.connection import Connection, resolve
+from recovery import settings
+from recovery.activities.metrics import BUCKET_OVERRIDES
+from recovery.client.config import TemporalConfig, load_config
+from recovery.client.connection import Connection, resolve
 
 
 class TemporalUnavailable(RuntimeError):
@@ -30,7 +30,7 @@ async def connect(
     """A client; with `metrics` (HOST:PORT), the SDK's Prometheus metrics and ours are served there.
 
     `temporal` is the config's connection section (default: RECOVERY_CONFIG's); environment
-    variables override it (`worker.connection`), and `address` overrides both.
+    variables override it (`connection`), and `address` overrides both.
     """
     conn = resolve(temporal or temporal_config(), os.environ)
     target = address or conn.address

@@ -10,11 +10,11 @@ from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
-from worker.nodes import NodesError, clear_node, node_report
-from worker.temporal_client import connect
-from workflows.models import NodeReport, NodeSummary, SuspectRule
-from workflows.policy import format_duration
-from workflows.policy_files import load_policy
+from recovery.client.nodes import NodesError, clear_node, node_report
+from recovery.client.temporal_client import connect
+from recovery.workflows.node_history.models import NodeReport, NodeSummary, SuspectRule
+from recovery.workflows.policy import format_duration
+from recovery.workflows.policy_files import load_policy
 
 Command = Callable[[argparse.Namespace], int]
 DEFAULT_CLUSTER = "local"

@@ -31,7 +31,7 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.service import TLSConfig
 
-from worker.config import ConfigError, TemporalConfig, TlsConfig
+from recovery.client.config import ConfigError, TemporalConfig, TlsConfig
 
 DEFAULT_ADDRESS = "127.0.0.1:7233"
 ENV = "RECOVERY_TEMPORAL_"

@@ -9,18 +9,15 @@ from __future__ import annotations
 
 import os
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from workflows.models import JobObservation, JobState, NodeInfo, TaskResult
+from recovery.activities.clock import utcnow
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, TaskResult
 
 STATE_VERSION = 1
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 def script_path(root: Path, job_id: int) -> Path:
