@@ -7,7 +7,7 @@ One structured line works from any script with no import (see `docs/signatures.m
 `step` is required; `total`, `rank`, `throughput` (samples/s or tokens/s: one unit per run),
 `step_time` (seconds), `compute_time` (seconds of the rank's own work, without waiting in
 collectives), `loss`, `epoch` and `checkpoint=saving|saved` are optional, in any order,
-and unknown keys are ignored. `activities.report.report_progress` prints it for you.
+and unknown keys are ignored. `recovery.report_progress` prints it for you.
 
 Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch Lightning and
 tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines, `step=N ...`

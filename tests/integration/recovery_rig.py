@@ -349,7 +349,7 @@ class Rig:
         policy: str = "default",
         env: dict[str, str] | None = None,
     ) -> tuple[RunSpec, str]:
-        """What `recovery submit --scheduler slurm` does (worker/runs.py `sbatch_for`), with a
+        """What `recovery submit --scheduler slurm` does (client/runs.py `sbatch_for`), with a
         faster tuning: sbatch as the user with the run's token, then a run adopting that job.
         `env` is added to the job's environment (and kept in the spec for resubmits)."""
         spec = build_spec(str(script), [], "slurm", policy, name, None, script.parent)
