@@ -21,6 +21,7 @@ from recovery.activities.signatures.catalog import CatalogError
 from recovery.client import cli_cluster, cli_diagnose, cli_nodes
 from recovery.client.config import ConfigError
 from recovery.client.runs import RunError
+from recovery.client.scheduler_choice import HELP as SCHEDULER_HELP
 from recovery.client.submit import SubmitError
 from recovery.client.temporal_client import TemporalUnavailable, connect
 from recovery.worker.devserver import DevServer, DevServerError
@@ -53,12 +54,17 @@ def run_async(coro: Awaitable[int]) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from recovery.client import runs
+    from recovery.client.config import load_config
+    from recovery.client.scheduler_choice import choose_scheduler
     from recovery.client.submit import build_spec
 
-    spec = build_spec(args.script, args.args, args.scheduler, args.policy, args.run, args.nodes, Path.cwd())
+    config_path = args.config or (str(p) if (p := settings.config_path()) else None)
+    config = load_config(config_path)
+    chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
+    spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd())
 
     async def go() -> int:
-        client = await connect()
+        client = await connect(temporal=config.temporal)
         if spec.scheduler == "slurm":
             await runs.check_namespace(client)  # a refused start must leave no job behind
             job_id: str | None = await runs.sbatch_for(spec)
@@ -67,9 +73,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             await runs.start_run(client, spec)
             job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
         if args.json:
-            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id})
+            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id, "scheduler": spec.scheduler})
         else:
-            print(f"run {spec.run_id} started (job {job_id or 'not yet submitted'})")
+            where = f"on the {chosen.name} scheduler (from {chosen.source})"
+            print(f"run {spec.run_id} started {where} (job {job_id or 'not yet submitted'})")
         if job_id is None:
             print(
                 f"recovery: no worker has picked up run {spec.run_id} yet; is `recovery worker` running?",
@@ -184,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = sub.add_parser("submit", help="start a run for a batch script")
-    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
+    p.add_argument("--scheduler", choices=["local", "slurm"], help=SCHEDULER_HELP)
+    p.add_argument("--config", metavar="FILE", help="config file (YAML) whose `scheduler:` and `temporal:` apply")
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
