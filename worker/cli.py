@@ -29,6 +29,12 @@ from recovery.workflows.policy_files import PolicyError
 
 Handler = Callable[[argparse.Namespace], int]
 
+SUBMIT_EPILOG = (
+    "sbatch's own options may come before the script, as for sbatch (-p gpu -t 2:00:00 --exclude node3), "
+    "and are passed on to sbatch; -N/--nodes is --nodes and -J/--job-name is --run. The local scheduler "
+    'refuses those it cannot honour. The rule: docs/running-jobs.md, "sbatch\'s own options".'
+)
+
 
 class CliError(Exception):
     """Reported as `recovery: MESSAGE` on stderr with exit status 1."""
@@ -57,11 +63,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     from recovery.client.config import load_config
     from recovery.client.scheduler_choice import choose_scheduler
     from recovery.client.submit import build_spec
+    from recovery.client.submit_argv import refuse_on_local, typed
 
     config_path = args.config or (str(p) if (p := settings.config_path()) else None)
     config = load_config(config_path)
     chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
-    spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd())
+    if chosen.name == "local":
+        refuse_on_local(args.sbatch_options)
+    sbatch = typed(args.sbatch_options)
+    spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd(), sbatch)
 
     async def go() -> int:
         client = await connect(temporal=config.temporal)
@@ -190,14 +200,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("submit", help="start a run for a batch script")
+    p = sub.add_parser(
+        "submit",
+        help="start a run for a batch script",
+        usage="%(prog)s [OPTIONS] [SBATCH OPTIONS] JOB.sbatch [ARGS ...]",
+        epilog=SUBMIT_EPILOG,
+    )
     p.add_argument("--scheduler", choices=["local", "slurm"], help=SCHEDULER_HELP)
     p.add_argument("--config", metavar="FILE", help="config file (YAML) whose `scheduler:` and `temporal:` apply")
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--wait", type=float, default=15.0, help=argparse.SUPPRESS)
+    # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
+    p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(func=cmd_submit)
@@ -245,9 +261,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def dispatch(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler: Handler = args.func
+    from recovery.client.submit_argv import command_line
+
     try:
+        # `submit` takes sbatch's own options before the script (client/submit_argv.py).
+        args, sbatch = command_line(build_parser(), sys.argv[1:] if argv is None else argv)
+        args.sbatch_options = sbatch
+        handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
         return 130

@@ -154,6 +154,7 @@ class TrainingRun:
             token=f"recovery:{spec.run_id}:{index}",
             excluded_nodes=excluded,
             env=spec.env,
+            sbatch_options=spec.sbatch_options,
         )
         attempt: Attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,

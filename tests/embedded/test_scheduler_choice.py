@@ -63,7 +63,7 @@ def test_a_slurm_worker_refuses_a_local_run(embedded: Embedded, script: Path) ->
     queue = f"slurm-only-{uuid.uuid4().hex[:6]}"  # the slurm worker alone polls this queue
     embedded.start_worker("--scheduler", "slurm", "--mode", "act", RECOVERY_TASK_QUEUE=queue)
     jobs = len(local_cluster.status().jobs)
-    done = embedded.recovery("submit", "--json", "--scheduler", "local", "--wait", "1", str(script),
+    done = embedded.recovery("submit", "--json", "--scheduler", "local", "--wait-for-job", "1", str(script),
                              cwd=script.parent, RECOVERY_TASK_QUEUE=queue)  # fmt: skip
     assert done.returncode == 0, done.stderr
     run_id = json.loads(done.stdout)["run"]
