@@ -18,12 +18,20 @@ from recovery.workflows.policy_files import load_policy
 
 Command = Callable[[argparse.Namespace], int]
 DEFAULT_CLUSTER = "local"
+# The worker keeps node history under the configured `slurm.cluster`, else Slurm's ClusterName,
+# else `local` (activities/node_history.py); this command cannot ask Slurm, so it says so.
+CLUSTER_HELP = (
+    f"whose node history (default: {DEFAULT_CLUSTER}, the embedded scheduler's); for a Slurm worker give its"
+    " cluster: the worker config's slurm.cluster, else Slurm's ClusterName (`scontrol show config`)"
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     nodes = subparsers.add_parser("nodes", help="node history across runs: failures per node, suspect nodes")
-    nodes.add_argument("--cluster", help=f"the cluster (default: {DEFAULT_CLUSTER}; on Slurm its ClusterName)")
-    nodes.add_argument("--policy", default="default", help="take the suspect rule from this policy (name or file)")
+    nodes.add_argument("--cluster", metavar="NAME", help=CLUSTER_HELP)
+    nodes.add_argument(
+        "--policy", default="default", metavar="NAME|FILE", help="take the suspect rule from this policy (name or file)"
+    )
     nodes.add_argument("--json", action="store_true", help="one JSON document on stdout")
     nodes.set_defaults(func=_guarded(_list))
     commands = nodes.add_subparsers(dest="nodes_command", metavar="COMMAND")
@@ -31,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     clear = commands.add_parser("clear", help="forget one node's failures")
     clear.add_argument("name", metavar="NAME")
     # Its own dest: a subparser's default would overwrite `nodes --cluster X clear N`.
-    clear.add_argument("--cluster", dest="clear_cluster", help=f"the cluster (default: {DEFAULT_CLUSTER})")
+    clear.add_argument("--cluster", dest="clear_cluster", metavar="NAME", help=CLUSTER_HELP)
     clear.set_defaults(func=_guarded(_clear))
 
 

@@ -71,7 +71,16 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
         if m.name in _SHOWN:
             attempt = "" if m.attempt_index is None else f" attempt #{m.attempt_index}"
             lines.append(f"milestone  {m.name.replace('_', ' ')}{attempt} at {_t(m.at)} {m.detail}".rstrip())
-    lines += _latencies(status)
+    lines += outcome(status)
+    if ui_url:
+        lines.append(f"Temporal UI: {ui_url}")
+    return "\n".join(lines)
+
+
+def outcome(status: RunStatus) -> list[str]:
+    """What the recoveries cost: each one's latency and the run's goodput (the end of the
+    timeline, and all the demo adds to what it narrated)."""
+    lines = _latencies(status)
     g = status.goodput
     if g.ettr is not None:
         lines.append(f"goodput  ETTR {g.ettr:.2f}  productive {g.productive_seconds:.0f}s of {g.elapsed_seconds:.0f}s")
@@ -81,9 +90,7 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
                 f" detection {g.lost_detection_seconds:.0f}s, restart {g.lost_restart_seconds:.0f}s,"
                 f" recompute {g.lost_recompute_seconds:.0f}s ({g.recomputed_steps} steps since the last checkpoint)"
             )
-    if ui_url:
-        lines.append(f"Temporal UI: {ui_url}")
-    return "\n".join(lines)
+    return lines
 
 
 def _evidence(evidence: list[Evidence]) -> list[str]:

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
 from recovery.client import cli_cluster, cli_diagnose, cli_nodes
+from recovery.client.cli_parser import RecoveryParser, fail
 from recovery.client.config import ConfigError
+from recovery.client.console import print_json
 from recovery.client.runs import RunError
 from recovery.client.submit import SubmitError
 from recovery.client.temporal_client import TemporalUnavailable, connect
+from recovery.worker import cli_dev_server
 from recovery.worker.devserver import DevServer, DevServerError
 from recovery.workflows.policy_files import PolicyError
 
@@ -31,14 +30,6 @@ Handler = Callable[[argparse.Namespace], int]
 
 class CliError(Exception):
     """Reported as `recovery: MESSAGE` on stderr with exit status 1."""
-
-
-def print_json(value: Any) -> None:
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    elif isinstance(value, list):
-        value = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
-    sys.stdout.write(json.dumps(value) + "\n")
 
 
 def run_async(coro: Awaitable[int]) -> int:
@@ -151,21 +142,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_async(go())
 
 
-def cmd_dev_server(args: argparse.Namespace) -> int:
-    server = DevServer.from_env()
-    if args.action == "start":
-        started = server.start()
-        how = "started" if started else "already running"
-        print(f"Temporal dev server {how} at {server.address}; UI {server.ui_url}")
-        return 0
-    if args.action == "stop":
-        print("dev server stopped" if server.stop() else "no dev server of ours was running")
-        return 0
-    running = server.serving()
-    print(f"dev server at {server.address}: {'serving' if running else 'not running'}")
-    return 0 if running else 3
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from recovery.worker.demo import run_demo
 
@@ -176,12 +152,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = RecoveryParser(
         prog="recovery",
         description="Keep distributed training runs going: detect, diagnose, decide, restart.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("submit", help="start a run for a batch script")
     p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
@@ -220,10 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE", help="worker config (YAML); also RECOVERY_CONFIG")
     p.set_defaults(func=cmd_worker)
 
-    p = sub.add_parser("dev-server", help="the embedded Temporal dev server")
-    p.add_argument("action", choices=["start", "stop", "status"])
-    p.set_defaults(func=cmd_dev_server)
-
+    cli_dev_server.register(sub)
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
@@ -236,7 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def dispatch(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:  # a bare `recovery`: what it can do, not an error
+        parser.print_help()
+        return 0
     handler: Handler = args.func
     try:
         return handler(args)
@@ -254,12 +231,7 @@ def dispatch(argv: list[str] | None = None) -> int:
         RunError,
         SchedulerError,
     ) as e:
-        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
-
-
-def _fail(message: str) -> int:
-    print(f"recovery: {message}", file=sys.stderr)
-    return 1
+        return fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def main(argv: list[str] | None = None) -> None:
