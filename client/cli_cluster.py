@@ -9,8 +9,10 @@ from collections.abc import Callable
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.activities.schedulers.local.protocol import ClusterStatus
+from recovery.client.cli_parser import PREFIX, fail
 
 Command = Callable[[argparse.Namespace], int]
+NOT_RUNNING = 3
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -50,8 +52,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except (SchedulerError, local_cluster.ClusterError) as err:
-            print(f"recovery cluster: {err}", file=sys.stderr)
-            return 1
+            return fail(str(err))
 
     return run
 
@@ -59,7 +60,7 @@ def _guarded(command: Command) -> Command:
 def _start(args: argparse.Namespace) -> int:
     info = local_cluster.start(args.nodes)
     if info.note:
-        print(f"recovery cluster: {info.note}", file=sys.stderr)
+        print(f"{PREFIX}{info.note}", file=sys.stderr)
     verb = "started" if info.started else "already running"
     print(f"local cluster {verb}: {info.nodes} nodes, pid {info.pid}")
     return 0
@@ -80,8 +81,7 @@ def _status(args: argparse.Namespace) -> int:
     if status.running:
         return 0
     # Like `systemctl status`: scripts can test whether it runs by the exit status.
-    print("recovery cluster: the local cluster is not running", file=sys.stderr)
-    return 3
+    return fail("the local cluster is not running", NOT_RUNNING)
 
 
 def _node_down(args: argparse.Namespace) -> int:

@@ -1,8 +1,10 @@
 """`recovery diagnose FILE...` and `recovery signatures`: the detectors, offline.
 
 `diagnose --json` prints one object per file and line (the shape in interfaces.md, plus `file`
-and `explanation`); without `--json`, an explanation with its evidence lines. A file that cannot
-be read is one line on stderr and a non-zero exit status; the other files are still reported.
+and `explanation`); without `--json`, an explanation with its evidence lines. `-` is standard
+input. A file that cannot be read is one line on stderr and exit status 2; the other files are
+still reported. With `--exit-code`, a symptom found in any file makes the exit status 1 (as
+`grep` and `git diff --exit-code`: 0 healthy, 1 found, 2 trouble).
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import yaml
+
+from recovery.client.cli_parser import fail
 
 if TYPE_CHECKING:
     from recovery.activities.straggler import StragglerConfig
@@ -23,6 +27,9 @@ if TYPE_CHECKING:
 
 Command = Callable[[argparse.Namespace], int]
 READ_SIZE = 8 << 20
+STDIN = "-"
+FOUND = 1  # --exit-code: a symptom was found
+TROUBLE = 2  # bad input: a file, a catalog, a layout, a pattern, a policy
 
 
 class LayoutError(ValueError):
@@ -31,8 +38,13 @@ class LayoutError(ValueError):
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("diagnose", help="classify log files offline")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a log file; - reads standard input")
     p.add_argument("--json", action="store_true", help="one JSON object per file, one per line")
+    p.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit 1 when any file shows a symptom (0: all healthy; 2: a file or option could not be read)",
+    )
     p.add_argument(
         "--layout",
         metavar="MAP",
@@ -83,8 +95,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except (CatalogError, EngineError, ProgressError, LayoutError, PolicyError) as err:
-            print(f"recovery {args.command}: {err}", file=sys.stderr)
-            return 2
+            return fail(str(err), TROUBLE)
         except BrokenPipeError:
             # The reader (`| head`) has gone: not an error. Point stdout at /dev/null so the
             # interpreter's final flush does not fail again.
@@ -102,20 +113,23 @@ def _diagnose(args: argparse.Namespace) -> int:
     parser = ProgressParser(args.progress_pattern) if args.progress_pattern else None
     layout = parse_layout(args.layout) if args.layout else {}
     policy = _policy(args.policy) if args.policy else None
-    status = 0
+    trouble = found = False
     for name in args.files:
         try:
-            result = diagnose_file(Path(name), catalog, parser, layout, policy=policy)
+            result = diagnose_input(name, catalog, parser, layout, policy=policy)
         except OSError as err:
-            print(f"recovery diagnose: {name}: {err.strerror or err}", file=sys.stderr)
-            status = 1
+            fail(f"{name}: {err.strerror or err}")
+            trouble = True
             continue
+        found = found or result["symptom"] != "none"
         if args.json:
             sys.stdout.write(json.dumps({"file": name, **result}) + "\n")
         else:
-            print(render(name, result))
+            print(render("stdin" if name == STDIN else name, result))
         sys.stdout.flush()  # each file's answer as soon as it is known
-    return status
+    if trouble:
+        return TROUBLE
+    return FOUND if args.exit_code and found else 0
 
 
 def _policy(name_or_path: str) -> Policy:
@@ -138,16 +152,32 @@ def straggler_config(policy: Policy | None) -> StragglerConfig | None:
     return StragglerConfig(min_drop=policy.straggler.min_drop, sustain=policy.straggler.sustain.total_seconds())
 
 
+def diagnose_input(
+    name: str, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
+) -> dict[str, Any]:
+    """The `diagnose --json` object (without `file`) for a file, or standard input for `-`."""
+    if name == STDIN:
+        return diagnose_stream(sys.stdin.buffer, catalog, parser, layout, policy=policy)
+    return diagnose_file(Path(name), catalog, parser, layout, policy=policy)
+
+
 def diagnose_file(
     path: Path, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
 ) -> dict[str, Any]:
-    """The `diagnose --json` object for one file (without `file`), read in chunks."""
+    """The `diagnose --json` object for one file (without `file`)."""
+    with path.open("rb") as f:
+        return diagnose_stream(f, catalog, parser, layout, policy=policy)
+
+
+def diagnose_stream(
+    stream: BinaryIO, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
+) -> dict[str, Any]:
+    """Read in chunks, so a log of any size (or a pipe that never ends before EOF) fits in memory."""
     from recovery.activities.signatures.diagnosis import LogDiagnoser
 
     diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy))
-    with path.open("rb") as f:
-        while chunk := f.read(READ_SIZE):
-            diagnoser.feed(chunk)
+    while chunk := stream.read(READ_SIZE):
+        diagnoser.feed(chunk)
     diagnoser.finish()
     result: dict[str, Any] = diagnoser.diagnosis().model_dump(mode="json")
     return result

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any
 
+from recovery.client.cli_parser import fail
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
 from recovery.workflows.node_history.models import NodeReport, NodeSummary, SuspectRule
@@ -50,8 +50,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except NodesError as err:
-            print(f"recovery: {err}", file=sys.stderr)
-            return 1
+            return fail(str(err))
 
     return run
 
