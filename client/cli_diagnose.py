@@ -19,7 +19,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 import yaml
 
+from recovery.activities.text import clip
 from recovery.client.cli_parser import fail
+from recovery.client.render import EVIDENCE_SHOWN
 
 if TYPE_CHECKING:
     from recovery.activities.straggler import StragglerConfig
@@ -194,7 +196,7 @@ def render(name: str, result: dict[str, Any]) -> str:
         lines.append(f"  implicated: {'; '.join(where)}")
     lines.append("  evidence:")
     for item in result["evidence"]:
-        lines.append(f"    line {item['line']} [{item['signature']}] {item['text'][:200]}")
+        lines.append(f"    line {item['line']} [{item['signature']}] {clip(item['text'], EVIDENCE_SHOWN)}")
     return "\n".join(lines)
 
 

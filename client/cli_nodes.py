@@ -6,10 +6,10 @@ import argparse
 import asyncio
 import json
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from typing import Any
 
 from recovery.client.cli_parser import fail
+from recovery.client.format import when
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
 from recovery.workflows.node_history.models import NodeReport, NodeSummary, SuspectRule
@@ -105,13 +105,9 @@ def _row(node: NodeSummary) -> list[str]:
         str(node.failures),
         str(len(node.runs)),
         str(len(node.runs_in_window)),
-        _when(node.last_failure_at),
+        when(node.last_failure_at),
         "yes" if node.suspect else "no",
     ]
-
-
-def _when(at: datetime | None) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if at else "-"
 
 
 def _table(rows: list[list[str]]) -> list[str]:
