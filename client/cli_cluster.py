@@ -10,6 +10,7 @@ from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.activities.schedulers.local.protocol import ClusterStatus
 from recovery.client.cli_parser import PREFIX, fail
+from recovery.client.console import Column, table
 
 Command = Callable[[argparse.Namespace], int]
 NOT_RUNNING = 3
@@ -109,12 +110,10 @@ def render_status(status: ClusterStatus) -> str:
         head = "local cluster not running" + (" (last saved state)" if status.nodes else "")
     lines = [head]
     if status.nodes:
-        rows: list[list[str]] = [["NODE", "STATE", "REASON"]]
-        rows += [[node.name, node.state, node.reason] for node in status.nodes]
-        lines += ["", *_table(rows)]
+        nodes = [[node.name, node.state, node.reason] for node in status.nodes]
+        lines += ["", table(NODE_COLUMNS, nodes)]
     if status.jobs:
-        rows = [["JOB", "NAME", "STATE", "RESTARTS", "NODES", "EXIT", "REASON"]]
-        rows += [
+        jobs = [
             [
                 job.job_id,
                 _one_line(job.name),
@@ -126,8 +125,13 @@ def render_status(status: ClusterStatus) -> str:
             ]
             for job in status.jobs
         ]
-        lines += ["", *_table(rows)]
+        lines += ["", table(JOB_COLUMNS, jobs)]
     return "\n".join(lines)
+
+
+NODE_STYLES = {"down": "red", "drained": "yellow", "draining": "yellow"}
+NODE_COLUMNS = (Column("NODE"), Column("STATE", style=NODE_STYLES.get), Column("REASON", fit=True))
+JOB_COLUMNS = (*(Column(h) for h in ("JOB", "NAME", "STATE", "RESTARTS", "NODES", "EXIT")), Column("REASON", fit=True))
 
 
 def _exit(code: int | None, signal: int | None) -> str:
@@ -138,8 +142,3 @@ def _exit(code: int | None, signal: int | None) -> str:
 
 def _one_line(text: str) -> str:
     return text.replace("\n", "\\n")[:40]
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]

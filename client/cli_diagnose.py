@@ -21,6 +21,7 @@ import yaml
 
 from recovery.activities.text import clip
 from recovery.client.cli_parser import fail
+from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.render import EVIDENCE_SHOWN
 
 if TYPE_CHECKING:
@@ -186,10 +187,12 @@ def diagnose_stream(
 
 
 def render(name: str, result: dict[str, Any]) -> str:
-    if result["symptom"] == "none":
-        return f"{name}: healthy ({result['explanation']})"
+    symptom = result["symptom"]
+    if symptom == "none":
+        return f"{name}: {paint('healthy', SYMPTOM_STYLES[symptom])} ({result['explanation']})"
     retry = "retryable" if result["retryable"] else "not retryable"
-    lines = [f"{name}: {result['symptom']}, {result['category']}, {retry}", f"  {result['explanation']}"]
+    head = f"{name}: {paint(symptom, 'bold ' + SYMPTOM_STYLES[symptom])}, {result['category']}, {retry}"
+    lines = [head, f"  {result['explanation']}"]
     implicated = result["implicated"]
     where = [f"{key} {', '.join(map(str, implicated[key]))}" for key in implicated if implicated[key]]
     if where:
@@ -208,11 +211,22 @@ def _signatures(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(entries) + "\n")
         return 0
-    width = max(len(e["id"]) for e in entries)
-    for e in entries:
-        flags = ("retryable" if e["retryable"] else "final") + (", cascade" if e["cascade"] else "")
-        print(f"{e['id']:<{width}}  {e['symptom']:<5}  {e['category']:<15}  {flags:<18}  {e['description']}")
+    print(table(SIGNATURE_COLUMNS, [_signature_row(e) for e in entries]))
     return 0
+
+
+SIGNATURE_COLUMNS = (
+    Column("ID"),
+    Column("SYMPTOM", style=SYMPTOM_STYLES.get),
+    Column("CATEGORY"),
+    Column("RETRY"),
+    Column("DESCRIPTION", fit=True),
+)
+
+
+def _signature_row(entry: dict[str, Any]) -> list[str]:
+    retry = ("yes" if entry["retryable"] else "no") + (", cascade" if entry["cascade"] else "")
+    return [entry["id"], entry["symptom"], entry["category"], retry, entry["description"]]
 
 
 def parse_layout(spec: str) -> dict[int, str]:

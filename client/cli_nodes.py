@@ -9,6 +9,7 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from recovery.client.cli_parser import fail
+from recovery.client.console import Column, table
 from recovery.client.format import when
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
@@ -94,9 +95,9 @@ def render_report(report: NodeReport) -> str:
     )
     if not report.nodes:
         return f"{head}\nno node failures on record"
-    rows = [["NODE", "FAILURES", "RUNS", f"RUNS IN {window}", "LAST FAILURE", "SUSPECT"]]
-    rows += [_row(n) for n in report.nodes]
-    return "\n".join([head, "", *_table(rows)])
+    columns = [Column(h) for h in ("NODE", "FAILURES", "RUNS", f"RUNS IN {window}", "LAST FAILURE")]
+    columns.append(Column("SUSPECT", style=lambda cell: "bold red" if cell == "yes" else None))
+    return "\n".join([head, "", table(columns, [_row(n) for n in report.nodes])])
 
 
 def _row(node: NodeSummary) -> list[str]:
@@ -108,8 +109,3 @@ def _row(node: NodeSummary) -> list[str]:
         when(node.last_failure_at),
         "yes" if node.suspect else "no",
     ]
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]
