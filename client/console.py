@@ -61,17 +61,17 @@ def table(columns: Sequence[Column], rows: Iterable[Sequence[str]], stream: Text
 
     out = stream or sys.stdout
     colour = colour_wanted(out)
-    rows = [list(row) for row in rows]
-    widths = _widths(columns, rows, terminal_width(out))
+    cells = [list(row) for row in rows]
+    widths = _widths(columns, cells, terminal_width(out))
     grid = Table(box=None, pad_edge=False, show_edge=False, header_style="bold" if colour else None)
     for column, width in zip(columns, widths, strict=True):
         grid.add_column(column.header, no_wrap=True, width=width, overflow="ellipsis")
-    for row in rows:
-        cells = [
+    for row in cells:
+        texts = [
             Text(cell, style=c.style(cell) or "", no_wrap=True, overflow="ellipsis")
             for c, cell in zip(columns, row, strict=True)
         ]
-        grid.add_row(*cells)
+        grid.add_row(*texts)
     buffer = io.StringIO()
     console = Console(
         file=buffer,
