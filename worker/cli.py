@@ -14,7 +14,7 @@ from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes
+from recovery.client import cli_cluster, cli_completion, cli_diagnose, cli_nodes
 from recovery.client.cli_parser import RecoveryParser, fail
 from recovery.client.config import ConfigError
 from recovery.client.console import print_json
@@ -200,6 +200,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
+    cli_completion.register(sub, parser)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)

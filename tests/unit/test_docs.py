@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = sorted([REPO / "README.md", *(REPO / "docs").rglob("*.md")])
 SHELL = {"sh", "bash", "shell", "console"}
 FENCE = re.compile(r"^\s*(```+|~~~+)\s*(\S*)")
-SEPARATORS = {"|", "||", "&&", ";", "&", "(", ")"}
+PUNCTUATION = set("();<>|&")  # shlex's punctuation_chars: pipes, lists, redirections, <( )
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)(?:\s+\"[^\"]*\")?\)")
 SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
@@ -62,13 +62,14 @@ def blocks(doc: Path) -> list[Block]:
 
 
 def segments(line: str) -> list[list[str]]:
-    """The simple commands of one shell line: split at pipes and lists, comments dropped."""
+    """The simple commands of one shell line: split at pipes, lists, redirections and process
+    substitutions (`source <(recovery completion bash)`), comments dropped."""
     lexer = shlex.shlex(line, posix=True, punctuation_chars=True)
     lexer.whitespace_split = True
     lexer.commenters = "#"
     parts: list[list[str]] = [[]]
     for token in lexer:
-        if token in SEPARATORS:
+        if set(token) <= PUNCTUATION:
             parts.append([])
         else:
             parts[-1].append(token)
