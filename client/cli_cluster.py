@@ -10,7 +10,7 @@ from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.activities.schedulers.local.protocol import ClusterStatus
 from recovery.client.cli_parser import PREFIX, fail
-from recovery.client.console import Column, table
+from recovery.client.console import JSON_HELP, Column, print_json, table
 
 Command = Callable[[argparse.Namespace], int]
 NOT_RUNNING = 3
@@ -22,28 +22,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
     start = commands.add_parser("start", help="start the local cluster unless it runs")
     start.add_argument("--nodes", type=int, default=local_cluster.DEFAULT_NODES, help="number of nodes")
+    start.add_argument("--json", action="store_true", help=JSON_HELP)
     start.set_defaults(func=_guarded(_start))
 
     stop = commands.add_parser("stop", help="stop the local cluster and every job it runs")
+    stop.add_argument("--json", action="store_true", help=JSON_HELP)
     stop.set_defaults(func=_guarded(_stop))
 
     status = commands.add_parser("status", help="nodes and jobs")
-    status.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    status.add_argument("--json", action="store_true", help="print nodes and jobs as one JSON object on stdout")
     status.set_defaults(func=_guarded(_status))
 
     down = commands.add_parser("node-down", help="fail a node: kill its work, stop scheduling")
-    down.add_argument("name")
     down.add_argument("--reason", default="", help="shown in status")
     down.set_defaults(func=_guarded(_node_down))
 
     drain = commands.add_parser("node-drain", help="let a node's job finish, start nothing new there")
-    drain.add_argument("name")
     drain.add_argument("--reason", default="", help="shown in status")
     drain.set_defaults(func=_guarded(_node_drain))
 
     up = commands.add_parser("node-up", help="bring a down or drained node back")
-    up.add_argument("name")
     up.set_defaults(func=_guarded(_node_up))
+    for node_command in (down, drain, up):
+        node_command.add_argument("name", metavar="NAME", help="the node (node1, node2, ...)")
+        node_command.add_argument("--json", action="store_true", help=f"{JSON_HELP}: the node's state after it")
 
 
 def _guarded(command: Command) -> Command:
@@ -62,6 +64,9 @@ def _start(args: argparse.Namespace) -> int:
     info = local_cluster.start(args.nodes)
     if info.note:
         print(f"{PREFIX}{info.note}", file=sys.stderr)
+    if args.json:
+        print_json(info)
+        return 0
     verb = "started" if info.started else "already running"
     print(f"local cluster {verb}: {info.nodes} nodes, pid {info.pid}")
     return 0
@@ -69,7 +74,10 @@ def _start(args: argparse.Namespace) -> int:
 
 def _stop(args: argparse.Namespace) -> int:
     stopped = local_cluster.stop()
-    print("local cluster stopped" if stopped else "local cluster was not running")
+    if args.json:
+        print_json({"stopped": stopped})
+    else:
+        print("local cluster stopped" if stopped else "local cluster was not running")
     return 0
 
 
@@ -87,19 +95,26 @@ def _status(args: argparse.Namespace) -> int:
 
 def _node_down(args: argparse.Namespace) -> int:
     local_cluster.node_down(args.name, args.reason)
-    print(f"{args.name} is down")
-    return 0
+    return _node_done(args, "down")
 
 
 def _node_drain(args: argparse.Namespace) -> int:
     local_cluster.node_drain(args.name, args.reason)
-    print(f"{args.name} is drained")
-    return 0
+    return _node_done(args, "drained")
 
 
 def _node_up(args: argparse.Namespace) -> int:
     local_cluster.node_up(args.name)
-    print(f"{args.name} is up")
+    return _node_done(args, "up")
+
+
+def _node_done(args: argparse.Namespace, what: str) -> int:
+    """The result of a node command: with --json, the node as the cluster now reports it."""
+    if not args.json:
+        print(f"{args.name} is {what}")
+        return 0
+    node = next((n for n in local_cluster.status().nodes if n.name == args.name), None)
+    print_json(node.model_dump(mode="json") if node else {"name": args.name})
     return 0
 
 

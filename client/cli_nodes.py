@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 from recovery.client.cli_parser import fail
-from recovery.client.console import Column, table
+from recovery.client.console import JSON_HELP, Column, print_json, table
 from recovery.client.format import when
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
@@ -33,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     nodes.add_argument(
         "--policy", default="default", metavar="NAME|FILE", help="take the suspect rule from this policy (name or file)"
     )
-    nodes.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    nodes.add_argument("--json", action="store_true", help="print the nodes as one JSON list on stdout")
     nodes.set_defaults(func=_guarded(_list))
     commands = nodes.add_subparsers(dest="nodes_command", metavar="COMMAND")
 
@@ -41,6 +40,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     clear.add_argument("name", metavar="NAME")
     # Its own dest: a subparser's default would overwrite `nodes --cluster X clear N`.
     clear.add_argument("--cluster", dest="clear_cluster", metavar="NAME", help=CLUSTER_HELP)
+    clear.add_argument("--json", dest="clear_json", action="store_true", help=f"{JSON_HELP}: what was forgotten")
     clear.set_defaults(func=_guarded(_clear))
 
 
@@ -67,7 +67,7 @@ def _list(args: argparse.Namespace) -> int:
     async def go() -> int:
         report = await node_report(await connect(), cluster, rule)
         if args.json:
-            print(json.dumps([n.model_dump(mode="json") for n in report.nodes]))
+            print_json(report.nodes)
         else:
             print(render_report(report))
         return 0
@@ -80,6 +80,9 @@ def _clear(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         forgotten = await clear_node(await connect(), cluster, args.name)
+        if args.clear_json or args.json:
+            print_json({"cluster": cluster, "node": args.name, "forgotten": forgotten})
+            return 0
         noun = "failure" if forgotten == 1 else "failures"
         print(f"{args.name} cleared on cluster {cluster} ({forgotten} {noun} forgotten)")
         return 0

@@ -14,6 +14,8 @@ from typing import Any, TextIO
 
 from pydantic import BaseModel
 
+JSON_HELP = "print the result as one JSON object on stdout"
+
 
 def print_json(value: Any) -> None:
     """One JSON document on stdout (models as their JSON form)."""

@@ -164,19 +164,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print {run, workflow_id, job_id} as one JSON object on stdout")
     p.add_argument("--wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(func=cmd_submit)
 
     p = sub.add_parser("list", help="list runs")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the runs as one JSON list on stdout")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("status", help="one run's timeline")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the run as one JSON object on stdout (the status query)")
     p.set_defaults(func=cmd_status)
 
     for name, text in (("pause", "stop automatic actions"), ("resume", "allow automatic actions")):

@@ -6,11 +6,10 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from recovery.client.console import print_json
+from recovery.client.console import JSON_HELP, print_json
 from recovery.worker.devserver import DevServer
 
 NOT_RUNNING = 3  # like `systemctl status` and `recovery cluster status`
-JSON_HELP = "print the result as one JSON object on stdout"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
