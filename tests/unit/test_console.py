@@ -27,8 +27,16 @@ def terminal(monkeypatch: pytest.MonkeyPatch) -> Iterator[TextIO]:
     monkeypatch.setenv("TERM", "xterm")
     main, side = pty.openpty()
     with os.fdopen(side, "w") as stream:
+        MAINS[stream.fileno()] = main
         yield stream
     os.close(main)
+
+
+MAINS: dict[int, int] = {}  # the terminal's side -> its other end, to read what was written
+
+
+def terminal_main(stream: TextIO) -> int:
+    return MAINS[stream.fileno()]
 
 
 def visible(text: str) -> str:
@@ -81,3 +89,28 @@ def test_signatures_is_a_table_with_a_header(capsys: pytest.CaptureFixture[str])
     assert lines[0].split() == ["ID", "SYMPTOM", "CATEGORY", "RETRY", "DESCRIPTION"]
     row = next(line for line in lines if line.startswith("xid-79 "))
     assert row.split()[1:4] == ["crash", "hardware", "yes"]
+
+
+@pytest.mark.parametrize(("no_color", "coloured"), [("", True), ("1", False)])
+def test_the_workers_log_on_a_terminal_obeys_no_color(
+    terminal: TextIO, monkeypatch: pytest.MonkeyPatch, no_color: str, coloured: bool
+) -> None:
+    import logging
+
+    import structlog
+
+    from recovery.worker import logs
+
+    monkeypatch.setenv("NO_COLOR", no_color)
+    monkeypatch.setattr("sys.stderr", terminal)
+    handlers = logging.getLogger().handlers[:]
+    try:
+        logs.configure()
+        structlog.get_logger("test").info("worker started", queue="recovery")
+        terminal.flush()
+    finally:
+        structlog.reset_defaults()
+        logging.getLogger().handlers = handlers
+    written = os.read(terminal_main(terminal), 4096).decode()
+    assert "worker started" in written
+    assert (ESC in written) is coloured
