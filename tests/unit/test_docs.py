@@ -8,6 +8,7 @@ import contextlib
 import io
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,25 +154,30 @@ def test_a_policy_file_in_a_tour_is_there_and_loads(command: Command, policy: st
     load_policy(str(path))
 
 
-def links(doc: Path) -> list[tuple[int, str]]:
-    """Relative link targets outside code (fenced blocks and inline code are not links)."""
-    found: list[tuple[int, str]] = []
+def prose(doc: Path) -> Iterator[tuple[int, str]]:
+    """The lines outside fenced blocks, numbered (a `# comment` in a block is no heading)."""
     in_fence = False
     for number, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
         if FENCE.match(text):
             in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        prose = re.sub(r"`[^`]*`", "", text)
-        found += [(number, m.group(1)) for m in LINK.finditer(prose) if not SCHEME.match(m.group(1))]
-    return found
+        elif not in_fence:
+            yield number, text
+
+
+def links(doc: Path) -> list[tuple[int, str]]:
+    """Relative link targets outside code (fenced blocks and inline code are not links)."""
+    return [
+        (number, m.group(1))
+        for number, text in prose(doc)
+        for m in LINK.finditer(re.sub(r"`[^`]*`", "", text))
+        if not SCHEME.match(m.group(1))
+    ]
 
 
 def anchors(doc: Path) -> set[str]:
     """GitHub's heading ids: lower case, punctuation dropped, spaces as hyphens."""
     ids: set[str] = set()
-    for text in doc.read_text(encoding="utf-8").splitlines():
+    for _, text in prose(doc):
         if heading := re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", text):
             title = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).lower()
             ids.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
@@ -200,14 +206,7 @@ def test_every_relative_link_resolves_inside_the_repository(doc: Path, number: i
 
 def named_docs(doc: Path) -> list[tuple[int, str]]:
     """Markdown files a doc names in inline code (`interfaces.md`), outside fenced blocks."""
-    found: list[tuple[int, str]] = []
-    in_fence = False
-    for number, text in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
-        if FENCE.match(text):
-            in_fence = not in_fence
-        elif not in_fence:
-            found += [(number, name) for name in re.findall(r"`([\w./-]+\.md)`", text)]
-    return found
+    return [(number, name) for number, text in prose(doc) for name in re.findall(r"`([\w./-]+\.md)`", text)]
 
 
 @pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(REPO)))
