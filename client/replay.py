@@ -1,0 +1,58 @@
+"""Replaying recorded workflow histories against the workflow code installed here.
+
+Temporal replays a history by running the workflow code again and checking that it issues the
+same commands (activities, timers, markers) in the same order as the history recorded. Code
+that would decide differently on an old run is found here, before it ships, instead of in a
+worker that fails that run's workflow tasks after the rollout. One Replayer replays them all:
+building one costs more than replaying a history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+
+from temporalio.client import WorkflowHistory
+from temporalio.converter import DataConverter
+from temporalio.worker import Replayer
+
+from recovery.workflows.discovery import SlurmDiscovery
+from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.training_run import TrainingRun
+
+# Every workflow a worker runs: histories of any of them are replayed.
+WORKFLOWS: tuple[type, ...] = (TrainingRun, NodeHistory, SlurmDiscovery)
+
+
+@dataclass(frozen=True)
+class ReplayFailure:
+    """A history today's code cannot replay: the run would break after the upgrade."""
+
+    workflow_id: str
+    run_id: str
+    error: str
+
+
+async def replay(
+    histories: Iterable[WorkflowHistory],
+    converter: DataConverter,
+    workflows: Sequence[type] = WORKFLOWS,
+) -> list[ReplayFailure]:
+    """The histories that do not replay, with the first line of why."""
+    by_run = {h.run_id: h for h in histories}
+    replayer = Replayer(workflows=workflows, data_converter=converter)
+    results = await replayer.replay_workflows(_iterate(by_run.values()), raise_on_replay_failure=False)
+    return [
+        ReplayFailure(by_run[run_id].workflow_id, run_id, _first_line(error))
+        for run_id, error in results.replay_failures.items()
+    ]
+
+
+async def _iterate(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowHistory]:
+    for history in histories:
+        yield history
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip() or type(error).__name__
+    return f"{type(error).__name__}: {text.splitlines()[0]}"
