@@ -9,11 +9,14 @@ building one costs more than replaying a history.
 
 from __future__ import annotations
 
+import functools
+import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
 from temporalio.client import WorkflowHistory
 from temporalio.converter import DataConverter
+from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.worker import Replayer
 
 from recovery.workflows.discovery import SlurmDiscovery
@@ -36,16 +39,25 @@ class ReplayFailure:
 async def replay(
     histories: Iterable[WorkflowHistory],
     converter: DataConverter,
-    workflows: Sequence[type] = WORKFLOWS,
+    workflows: Sequence[type] | None = None,
 ) -> list[ReplayFailure]:
-    """The histories that do not replay, with the first line of why."""
+    """The histories that do not replay, with the first line of why (default: against WORKFLOWS)."""
     by_run = {h.run_id: h for h in histories}
-    replayer = Replayer(workflows=workflows, data_converter=converter)
+    replayer = Replayer(workflows=workflows or WORKFLOWS, data_converter=converter, runtime=_runtime())
     results = await replayer.replay_workflows(_iterate(by_run.values()), raise_on_replay_failure=False)
     return [
         ReplayFailure(by_run[run_id].workflow_id, run_id, _first_line(error))
         for run_id, error in results.replay_failures.items()
     ]
+
+
+@functools.cache
+def _runtime() -> Runtime:
+    """The SDK core logs each failed replay as a warning on stdout, where `--json` output goes:
+    its errors go through Python's logging (stderr) instead, and a failure is reported once, here."""
+    quiet = TelemetryFilter(core_level="ERROR", other_level="ERROR")
+    forwarding = LogForwardingConfig(logger=logging.getLogger("recovery.replay"))
+    return Runtime(telemetry=TelemetryConfig(logging=LoggingConfig(filter=quiet, forwarding=forwarding)))
 
 
 async def _iterate(histories: Iterable[WorkflowHistory]) -> AsyncIterator[WorkflowHistory]:

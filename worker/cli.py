@@ -18,7 +18,7 @@ from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes
+from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_upgrades
 from recovery.client.config import ConfigError
 from recovery.client.runs import RunError
 from recovery.client.submit import SubmitError
@@ -227,6 +227,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
+    cli_upgrades.register(sub)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
