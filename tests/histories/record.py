@@ -61,6 +61,25 @@ SLOW_JOB = textwrap.dedent("""\
         if rank == "0" and step % 50 == 0:
             ckpt.write_text(json.dumps({"step": step}))
     """)
+# A GPU that keeps failing: rank 1 dies with an Xid on the first two attempts, each after progress.
+FLAKY_GPU_JOB = textwrap.dedent("""\
+    import json, os, sys, time
+    from pathlib import Path
+    ckpt = Path(os.environ["SLURM_SUBMIT_DIR"]) / "checkpoint.json"
+    rank, node = os.environ.get("SLURM_PROCID", "0"), os.environ.get("SLURMD_NODENAME", "?")
+    restart = int(os.environ.get("SLURM_RESTART_COUNT", "0"))
+    step = json.loads(ckpt.read_text())["step"] if ckpt.exists() else 0
+    while step < 16:
+        step += 1
+        time.sleep(0.1)
+        if rank == "1" and restart < 2 and step == 4 + 5 * restart:
+            print(f"[{node}] NVRM: Xid (PCI:0000:3b:00): 79, pid={os.getpid()}, GPU has fallen off the bus.", flush=True)
+            sys.exit(1)
+        print(f"recovery-progress step={step} total=16 rank={rank}", flush=True)
+        if rank == "0" and step % 2 == 0:
+            ckpt.write_text(json.dumps({"step": step}))
+    """)
+STRICT_HARDWARE_POLICY = "name: strict-hardware\nbudgets: {hardware: 1}\n"
 # A user's bug: the same traceback on every attempt.
 BUGGY_JOB = textwrap.dedent("""\
     import time
@@ -183,6 +202,24 @@ async def give_up_user_bug(rec: Recorder) -> None:
     await rec.save("give_up_user_bug", spec.run_id, "a ZeroDivisionError: not retryable, gave up at once")
 
 
+async def repeated_failures(rec: Recorder) -> None:
+    spec = await rec.start(rec.python_job("flaky", FLAKY_GPU_JOB))
+    status = await finish(rec, spec, "completed")
+    if len(status.advice) != 2:
+        raise RuntimeError(f"flaky GPU run had {len(status.advice)} failures, wanted 2")
+    await rec.save(
+        "repeated_failures", spec.run_id, "two GPU crashes on successive attempts: restarted twice, completed"
+    )
+
+
+async def budget_spent(rec: Recorder) -> None:
+    spec = await rec.start(rec.python_job("budget", FLAKY_GPU_JOB), rec.policy(STRICT_HARDWARE_POLICY))
+    await finish(rec, spec, "gave_up")
+    await rec.save(
+        "budget_spent", spec.run_id, "policy allows one hardware restart: restarted once, gave up at the second crash"
+    )
+
+
 async def pause_resume(rec: Recorder) -> None:
     spec = await rec.start(rec.emb.job_script("pause", fault_node="node1", fault_step=6, steps=12))
     await runs.signal_run(rec.client, spec.run_id, "pause")
@@ -224,6 +261,8 @@ LOCAL: dict[str, Callable[[Recorder], Awaitable[None]]] = {
         hang,
         straggler,
         give_up_user_bug,
+        repeated_failures,
+        budget_spent,
         pause_resume,
         cancel,
         continue_as_new,
