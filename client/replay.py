@@ -1,4 +1,4 @@
-"""Replaying recorded workflow histories against the workflow code installed here.
+"""Fetching workflow histories, and replaying them against the workflow code installed here.
 
 Temporal replays a history by running the workflow code again and checking that it issues the
 same commands (activities, timers, markers) in the same order as the history recorded. Code
@@ -9,14 +9,16 @@ building one costs more than replaying a history.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 
-from temporalio.client import WorkflowHistory
+from temporalio.client import Client, WorkflowHistory
 from temporalio.converter import DataConverter
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
+from temporalio.service import RPCError
 from temporalio.worker import Replayer
 
 from recovery.workflows.discovery import SlurmDiscovery
@@ -25,6 +27,14 @@ from recovery.workflows.training_run import TrainingRun
 
 # Every workflow a worker runs: histories of any of them are replayed.
 WORKFLOWS: tuple[type, ...] = (TrainingRun, NodeHistory, SlurmDiscovery)
+
+
+# Histories fetched at once: each is one or a few RPCs; more only queues at the frontend.
+CONCURRENT_FETCHES = 32
+
+
+class HistoryFetchError(RuntimeError):
+    """Temporal refused to list or return histories; one line."""
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,21 @@ async def replay(
         ReplayFailure(by_run[run_id].workflow_id, run_id, _first_line(error))
         for run_id, error in results.replay_failures.items()
     ]
+
+
+async def fetch_histories(client: Client, query: str) -> list[WorkflowHistory]:
+    """Every listed execution's history, fetched concurrently."""
+    limit = asyncio.Semaphore(CONCURRENT_FETCHES)
+
+    async def one(workflow_id: str, run_id: str) -> WorkflowHistory:
+        async with limit:
+            return await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
+
+    try:
+        listed = [(wf.id, wf.run_id) async for wf in client.list_workflows(query)]
+        return list(await asyncio.gather(*(one(wid, rid) for wid, rid in listed)))
+    except RPCError as e:
+        raise HistoryFetchError(f"cannot read the runs' histories from Temporal: {e.message}") from None
 
 
 @functools.cache

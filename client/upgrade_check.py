@@ -7,21 +7,12 @@ Read-only: it starts, signals and changes nothing.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime, timedelta
 
-from temporalio.client import Client, WorkflowHistory
-from temporalio.service import RPCError
+from temporalio.client import Client
 
-from recovery.client.replay import WORKFLOWS, ReplayFailure, replay
+from recovery.client.replay import WORKFLOWS, ReplayFailure, fetch_histories, replay
 from recovery.workflows.models import Model
-
-# Histories fetched at once: each is one or a few RPCs; more only queues at the frontend.
-CONCURRENT_FETCHES = 32
-
-
-class UpgradeCheckError(RuntimeError):
-    """The check could not be made (Temporal refused a query); one line."""
 
 
 class FailedRun(Model):
@@ -42,21 +33,6 @@ def query_for(closed_since: timedelta, now: datetime) -> str:
     types = " OR ".join(f'WorkflowType = "{w.__name__}"' for w in WORKFLOWS)
     since = (now - closed_since).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     return f'({types}) AND (ExecutionStatus = "Running" OR CloseTime > "{since}")'
-
-
-async def fetch_histories(client: Client, query: str) -> list[WorkflowHistory]:
-    """Every listed execution's history, fetched concurrently."""
-    limit = asyncio.Semaphore(CONCURRENT_FETCHES)
-
-    async def one(workflow_id: str, run_id: str) -> WorkflowHistory:
-        async with limit:
-            return await client.get_workflow_handle(workflow_id, run_id=run_id).fetch_history()
-
-    try:
-        listed = [(wf.id, wf.run_id) async for wf in client.list_workflows(query)]
-        return list(await asyncio.gather(*(one(wid, rid) for wid, rid in listed)))
-    except RPCError as e:
-        raise UpgradeCheckError(f"cannot read the runs' histories from Temporal: {e.message}") from None
 
 
 async def check_upgrade(client: Client, closed_since: timedelta, now: datetime) -> UpgradeCheck:

@@ -30,6 +30,18 @@ WITH_UNGUARDED_CHANGE = textwrap.dedent("""\
     """)
 
 
+def upgrade_check_with_unguarded_change(embedded: Embedded, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", WITH_UNGUARDED_CHANGE, "upgrade-check", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=embedded.env,
+        cwd=REPO,
+        check=False,
+    )
+
+
 async def restarted_and_running(client: Client, run_id: str) -> bool:
     status = await runs.query_status(client, run_id)
     return len(status.attempts) == 2 and status.advice[0].status == "converged"
@@ -52,29 +64,13 @@ async def test_upgrade_check_replays_open_runs_against_the_installed_code(embedd
         result = json.loads(done.stdout)
         assert result["failed"] == [] and result["checked"] >= 2
 
-        broken = subprocess.run(
-            [sys.executable, "-c", WITH_UNGUARDED_CHANGE, "upgrade-check", "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=embedded.env,
-            cwd=REPO,
-            check=False,
-        )
+        broken = upgrade_check_with_unguarded_change(embedded, "--json")
         assert broken.returncode == 3, broken.stderr
         failed = {f["run"]: f["error"] for f in json.loads(broken.stdout)["failed"]}
         assert restarted.run_id in failed and plain.run_id not in failed
         assert "Nondeterminism" in failed[restarted.run_id]
 
-        text = subprocess.run(
-            [sys.executable, "-c", WITH_UNGUARDED_CHANGE, "upgrade-check"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=embedded.env,
-            cwd=REPO,
-            check=False,
-        )
+        text = upgrade_check_with_unguarded_change(embedded)
         assert text.returncode == 3 and "would break" in text.stdout and restarted.run_id in text.stdout
     finally:
         for spec in (restarted, plain):
