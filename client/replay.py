@@ -20,6 +20,7 @@ from temporalio.converter import DataConverter
 from temporalio.runtime import LogForwardingConfig, LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
 from temporalio.service import RPCError
 from temporalio.worker import Replayer
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.node_history import NodeHistory
@@ -28,6 +29,10 @@ from recovery.workflows.training_run import TrainingRun
 # Every workflow a worker runs: histories of any of them are replayed.
 WORKFLOWS: tuple[type, ...] = (TrainingRun, NodeHistory, SlurmDiscovery)
 
+
+_PASSING_RECOVERY = SandboxedWorkflowRunner(
+    restrictions=SandboxRestrictions.default.with_passthrough_modules("recovery")
+)
 
 # Histories fetched at once: each is one or a few RPCs; more only queues at the frontend.
 CONCURRENT_FETCHES = 32
@@ -50,10 +55,20 @@ async def replay(
     histories: Iterable[WorkflowHistory],
     converter: DataConverter,
     workflows: Sequence[type] | None = None,
+    full_sandbox: bool = False,
 ) -> list[ReplayFailure]:
-    """The histories that do not replay, with the first line of why (default: against WORKFLOWS)."""
+    """The histories that do not replay, with the first line of why (default: against WORKFLOWS).
+
+    The sandbox re-imports a workflow's module for every history it replays, which costs about
+    four times the replay itself; by default `recovery`'s own modules are passed through, so the
+    command sequence (what breaks runs in flight) is checked at a quarter of the cost, but a
+    restricted call in workflow code (the clock, I/O) is not caught. `full_sandbox` catches that
+    too, as the worker's sandbox would: the tests use it."""
     by_run = {h.run_id: h for h in histories}
-    replayer = Replayer(workflows=workflows or WORKFLOWS, data_converter=converter, runtime=_runtime())
+    runner = SandboxedWorkflowRunner() if full_sandbox else _PASSING_RECOVERY
+    replayer = Replayer(
+        workflows=workflows or WORKFLOWS, data_converter=converter, runtime=_runtime(), workflow_runner=runner
+    )
     results = await replayer.replay_workflows(_iterate(by_run.values()), raise_on_replay_failure=False)
     return [
         ReplayFailure(by_run[run_id].workflow_id, run_id, _first_line(error))

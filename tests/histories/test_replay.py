@@ -66,7 +66,7 @@ def test_every_version_folder_names_its_version_and_covers_the_local_paths() -> 
 
 @pytest.mark.parametrize("folder", VERSIONS, ids=lambda p: p.name)
 async def test_recorded_histories_replay_on_todays_code(folder: Path) -> None:
-    failures = await replay(load(folder), pydantic_data_converter)
+    failures = await replay(load(folder), pydantic_data_converter, full_sandbox=True)
     assert failures == [], "\n".join(f"{f.workflow_id}: {f.error}" for f in failures)
 
 
