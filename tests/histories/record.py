@@ -40,6 +40,7 @@ from recovery.worker.devserver import DevServer
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import RunSpec, RunStatus, Tuning
 from tests.embedded.conftest import Embedded, free_port
+from tests.histories.record_slurm import SLURM, record_slurm
 
 HERE = Path(__file__).resolve().parent
 FAST = Tuning(poll_seconds=0.1, heartbeat_timeout_seconds=3, action_timeout_seconds=3, verify_timeout_seconds=60)
@@ -114,13 +115,19 @@ class Recorder:
         return script
 
     async def save(self, name: str, workflow_id: str, path: str) -> None:
-        """Every run of the workflow, oldest first: a continue-as-new chain is several files."""
-        histories = await chain(self.client, workflow_id)
-        for i, history in enumerate(histories):
-            fname = f"{name}.json" if len(histories) == 1 else f"{name}-{i + 1}.json"
-            (self.out / fname).write_text(json.dumps(history.to_json_dict(), indent=1) + "\n")
-            self.written[fname] = {"workflow_id": workflow_id, "path": path}
-        print(f"recorded {name}: {len(histories)} history file(s)", file=sys.stderr)
+        await save(self.client, self.out, self.written, name, workflow_id, path)
+
+
+async def save(
+    client: Client, out: Path, written: dict[str, dict[str, str]], name: str, workflow_id: str, path: str
+) -> None:
+    """Every run of the workflow, oldest first: a continue-as-new chain is several files."""
+    histories = await chain(client, workflow_id)
+    for i, history in enumerate(histories):
+        fname = f"{name}.json" if len(histories) == 1 else f"{name}-{i + 1}.json"
+        (out / fname).write_text(json.dumps(history.to_json_dict(), indent=1) + "\n")
+        written[fname] = {"workflow_id": workflow_id, "path": path}
+    print(f"recorded {name}: {len(histories)} history file(s)", file=sys.stderr)
 
 
 async def chain(client: Client, workflow_id: str) -> list[WorkflowHistory]:
@@ -275,6 +282,21 @@ LOCAL: dict[str, Callable[[Recorder], Awaitable[None]]] = {
 
 
 async def record(names: list[str], out: Path) -> dict[str, dict[str, str]]:
+    written: dict[str, dict[str, str]] = {}
+    local = [n for n in names if n in LOCAL]
+    if local:
+        written |= await record_local(local, out)
+    slurm = [n for n in names if n in SLURM]
+    if slurm:
+
+        async def keep(client: Client, name: str, workflow_id: str, path: str) -> None:
+            await save(client, out, written, name, workflow_id, path)
+
+        await record_slurm(slurm, keep)
+    return written
+
+
+async def record_local(names: list[str], out: Path) -> dict[str, dict[str, str]]:
     home = Path(tempfile.mkdtemp(prefix="rh-record-", dir="/tmp"))
     os.environ.update(
         {
@@ -319,12 +341,15 @@ def write_manifest(out: Path, written: dict[str, dict[str, str]]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"paths to record (default all: {', '.join(LOCAL)})")
+    parser.add_argument("--slurm", action="store_true", help=f"also the Slurm paths ({', '.join(SLURM)})")
     parser.add_argument("--out", type=Path, help="default: tests/histories/<installed version>/")
     args = parser.parse_args()
-    unknown = [n for n in args.names if n not in LOCAL]
+    unknown = [n for n in args.names if n not in LOCAL and n not in SLURM]
     if unknown:
         parser.error(f"unknown path(s): {', '.join(unknown)}")
     names = args.names or list(LOCAL)
+    if args.slurm:
+        names += [n for n in SLURM if n not in names]
     if "node_history" in names:  # last: it holds what the runs before it reported
         names = [n for n in names if n != "node_history"] + ["node_history"]
     out = args.out or HERE / version("recovery")
