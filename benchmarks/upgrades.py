@@ -27,7 +27,6 @@ import asyncio
 import json
 import os
 import secrets
-import shutil
 import subprocess
 import sys
 import time
@@ -37,7 +36,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from concurrent_runs import Rig, cancel_all, cleanup, start_worker, stop_worker, submit_all  # noqa: E402
+from concurrent_runs import Rig, cancel_all, leave, start_worker, stop_worker, submit_all, wind_down  # noqa: E402
 from recovery_latency import setup_env  # noqa: E402
 
 JOB = """#!/bin/bash
@@ -198,14 +197,8 @@ def main() -> int:
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
     finally:
-        cleanup(rig)
-        if args.keep_home or code:
-            print(f"RECOVERY_HOME kept: {home}", file=sys.stderr)
-        else:
-            shutil.rmtree(home, ignore_errors=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+        wind_down(rig, keep_home=args.keep_home or code != 0)
+    leave(code)
 
 
 if __name__ == "__main__":
