@@ -21,6 +21,7 @@ from recovery.client import (
     cli_nodes,
     cli_options,
     cli_policy,
+    cli_upgrades,
     run_list,
     run_logs,
 )
@@ -258,6 +259,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
     cli_policy.register(sub)
+    cli_upgrades.register(sub)
     cli_completion.register(sub, parser)
 
     p = sub.add_parser("demo", help="the one-command showcase")
