@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -236,8 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def dispatch(argv: list[str] | None = None) -> int:
+    from recovery.worker import logs
+
     args = build_parser().parse_args(argv)
     handler: Handler = args.func
+    # stdout is the command's answer (JSON only with --json); whatever the code it calls
+    # logs (sbatch's job id, ...) goes to stderr, warnings only: an error stays one line there.
+    # structlog's default would print to stdout. `worker` configures its own level.
+    logs.configure(logging.WARNING)
     try:
         return handler(args)
     except KeyboardInterrupt:
