@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -272,8 +273,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def dispatch(argv: list[str] | None = None) -> int:
     from recovery.client.submit_argv import command_line
+    from recovery.worker import logs
 
     parser = build_parser()
+    # stdout is the command's answer (JSON only with --json); whatever the code it calls
+    # logs (sbatch's job id, ...) goes to stderr, warnings only: an error stays one line there.
+    # structlog's default would print to stdout. `worker` configures its own level.
+    logs.configure(logging.WARNING)
     try:
         # `submit` takes sbatch's own options before the script (client/submit_argv.py).
         args, sbatch = command_line(parser, sys.argv[1:] if argv is None else argv)

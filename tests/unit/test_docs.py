@@ -180,7 +180,8 @@ def anchors(doc: Path) -> set[str]:
     ids: set[str] = set()
     for _, text in prose(doc):
         if heading := re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", text):
-            title = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).lower()
+            # `_` inside a word (restart_via) is no emphasis: GitHub keeps it in the id.
+            title = re.sub(r"[`*]|(?<!\w)_+|_+(?!\w)|\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).lower()
             ids.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
     return ids
 
