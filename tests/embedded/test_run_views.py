@@ -17,8 +17,10 @@ from temporalio.client import Client
 
 from recovery.client import runs
 from recovery.client.submit import build_spec
+from recovery.worker.devserver import DevServer, temporal_binary
+from recovery.workflows import search_attributes
 from recovery.workflows.models import RunSpec, RunStatus
-from tests.embedded.conftest import Embedded, wait_for
+from tests.embedded.conftest import Embedded, free_port, wait_for
 from tests.embedded.test_cli import one_line_error
 from tests.embedded.test_recovery import FAST
 
@@ -291,3 +293,41 @@ async def test_task_queue_flag_reaches_the_worker_of_that_queue(embedded: Embedd
         assert described.task_queue == queue
     finally:
         embedded.stop_workers()
+
+
+# --- upgrading the embedded server -----------------------------------------------------------
+
+
+@pytest.mark.timeout(180)
+def test_dev_server_start_registers_an_attribute_its_database_lacks(temporal_bin: str, tmp_path: Path) -> None:
+    """start-dev's --search-attribute registers only in a new database: one made before
+    RecoveryOwner existed must get it from `dev-server start` all the same."""
+    server = DevServer(tmp_path, f"127.0.0.1:{free_port()}", free_port())
+    command = server.command()
+    owner = command.index("RecoveryOwner=Keyword")
+    older = command[: owner - 1] + command[owner + 1 :]  # without `--search-attribute RecoveryOwner=...`
+    server.dir.mkdir(parents=True)
+    old = subprocess.Popen(older, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        assert wait_for(lambda: "RecoveryState" in registered(server), timeout=60)
+        assert "RecoveryOwner" not in registered(server)
+    finally:
+        old.terminate()
+        old.wait(timeout=30)
+    assert server.start(timeout=60)
+    try:
+        assert registered(server) == search_attributes.ALL
+    finally:
+        server.stop()
+
+
+def registered(server: DevServer) -> dict[str, str]:
+    done = subprocess.run(
+        [temporal_binary(), "operator", "search-attribute", "list", "--address", server.address],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    rows = (line.split() for line in done.stdout.splitlines())
+    return {row[0]: row[1] for row in rows if len(row) == 2 and row[0].startswith("Recovery")}
