@@ -181,6 +181,31 @@ async def test_logs_follow_the_run_across_its_restart(embedded: Embedded, client
     assert "has no attempt #7 (it has #0 to #1)" in one_line_error(embedded.recovery("logs", run_id, "--attempt", "7"))
 
 
+@pytest.mark.timeout(240)
+async def test_logs_follow_outlasts_a_worker_killed_mid_run(embedded: Embedded, client: Client) -> None:
+    embedded.start_worker()
+    script, gate = gated_script(embedded, "logs-kill", fault_node="node2", steps=12, fault_step=7)
+    run_id = submit(embedded, script)
+    follower = popen(embedded, "logs", "-f", run_id)
+    assert follower.stderr is not None
+    assert follower.stderr.readline().startswith("==> attempt #0: job")
+    for worker in embedded.workers:
+        worker.kill()  # SIGKILL: the run waits in Temporal; the follower keeps reading the file
+    embedded.stop_workers()
+    gate.touch()
+    assert follower.stderr.readline().startswith(f"run {run_id} does not answer now")
+    embedded.start_worker()
+    try:
+        out, err = follower.communicate(timeout=180)
+        assert follower.returncode == 0, err
+        status = await runs.wait_result(client, run_id)
+        assert status is not None and len(status.attempts) == 2
+        assert out == Path(status.attempts[0].output_path or "").read_text()
+        assert "==> attempt #1: job" in err
+    finally:
+        embedded.stop_workers()
+
+
 @pytest.mark.timeout(180)
 def test_logs_follow_exits_1_when_the_run_does_not_complete(embedded: Embedded, worker: None) -> None:
     run_id = submit(embedded, embedded.job_script("logs-cancel", steps=2000))
