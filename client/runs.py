@@ -156,6 +156,7 @@ async def sbatch_for(spec: RunSpec) -> str:
         nodes=spec.nodes,
         workdir=spec.workdir,
         token=f"recovery:{spec.run_id}:0",
+        sbatch_options=spec.sbatch_options,
     )
     observation = await SlurmScheduler().submit(request)
     spec.adopt_job_id = observation.job_id

@@ -18,18 +18,25 @@ from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_options, run_list, run_logs
+from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_options, cli_policy, run_list, run_logs
 from recovery.client.cli_options import OptionError
 from recovery.client.config import ConfigError
 from recovery.client.runs import RunError
+from recovery.client.scheduler_choice import HELP as SCHEDULER_HELP
 from recovery.client.submit import SubmitError
 from recovery.client.temporal_client import TemporalUnavailable, connect
 from recovery.worker.devserver import DevServer, DevServerError
 from recovery.workflows.policy_files import PolicyError
 
 Handler = Callable[[argparse.Namespace], int]
-JSON_SUBMIT = '{"run": RUN_ID, "workflow_id": ..., "job_id": ...}'
+JSON_SUBMIT = '{"run": RUN_ID, "workflow_id": ..., "job_id": ..., "scheduler": ...}'
 JSON_SIGNAL = 'print {"run": RUN, "workflow_id": RUN, "action": ..., "signalled": true} on stdout'
+
+SUBMIT_EPILOG = (
+    "sbatch's own options may come before the script, as for sbatch (-p gpu -t 2:00:00 --exclude node3), "
+    "and are passed on to sbatch; -N/--nodes is --nodes and -J/--job-name is --run. The local scheduler "
+    'refuses those it cannot honour. The rule: docs/running-jobs.md, "sbatch\'s own options".'
+)
 
 
 class CliError(Exception):
@@ -56,12 +63,21 @@ def run_async(coro: Awaitable[int]) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from recovery.client import runs
+    from recovery.client.config import load_config
+    from recovery.client.scheduler_choice import choose_scheduler
     from recovery.client.submit import build_spec
+    from recovery.client.submit_argv import refuse_on_local, typed
 
-    spec = build_spec(args.script, args.args, args.scheduler, args.policy, args.run, args.nodes, Path.cwd())
+    config_path = args.config or (str(p) if (p := settings.config_path()) else None)
+    config = load_config(config_path)
+    chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
+    if chosen.name == "local":
+        refuse_on_local(args.sbatch_options)
+    sbatch = typed(args.sbatch_options)
+    spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd(), sbatch)
 
     async def go() -> int:
-        client = await connect()
+        client = await connect(temporal=config.temporal)
         if spec.scheduler == "slurm":
             await runs.check_namespace(client)  # a refused start must leave no job behind
             job_id: str | None = await runs.sbatch_for(spec)
@@ -70,9 +86,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             await runs.start_run(client, spec)
             job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
         if args.json:
-            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id})
+            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id, "scheduler": spec.scheduler})
         else:
-            print(f"run {spec.run_id} started (job {job_id or 'not yet submitted'})")
+            where = f"on the {chosen.name} scheduler (from {chosen.source})"
+            print(f"run {spec.run_id} started {where} (job {job_id or 'not yet submitted'})")
         if job_id is None:
             print(
                 f"recovery: no worker has picked up run {spec.run_id} yet; is `recovery worker` running?",
@@ -202,13 +219,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("submit", help="start a run for a batch script")
-    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
+    p = sub.add_parser(
+        "submit",
+        help="start a run for a batch script",
+        usage="%(prog)s [OPTIONS] [SBATCH OPTIONS] JOB.sbatch [ARGS ...]",
+        epilog=SUBMIT_EPILOG,
+    )
+    p.add_argument("--scheduler", choices=["local", "slurm"], help=SCHEDULER_HELP)
+    p.add_argument("--config", metavar="FILE", help="config file (YAML) whose `scheduler:` and `temporal:` apply")
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
     p.add_argument("--json", action="store_true", help=f"print {JSON_SUBMIT} on stdout")
-    p.add_argument("--wait", type=float, default=15.0, help=argparse.SUPPRESS)
+    # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
+    p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(func=cmd_submit)
@@ -251,6 +275,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
+    cli_policy.register(sub)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
@@ -261,10 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def dispatch(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler: Handler = args.func
+    from recovery.client.submit_argv import command_line
+
     try:
+        # `submit` takes sbatch's own options before the script (client/submit_argv.py).
+        args, sbatch = command_line(build_parser(), sys.argv[1:] if argv is None else argv)
+        args.sbatch_options = sbatch
         cli_options.apply_connection_options(args)
+        handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
         return 130
