@@ -152,7 +152,7 @@ def test_following_an_unknown_run_is_one_line(embedded: Embedded, command: list[
 
 @pytest.mark.timeout(180)
 async def test_logs_follow_the_run_across_its_restart(embedded: Embedded, client: Client, worker: None) -> None:
-    script, gate = gated_script(embedded, "logs", fault_node="node2", steps=12, fault_step=7)
+    script, gate = gated_script(embedded, "logs", fault_rank=1, steps=12, fault_step=7)
     run_id = submit(embedded, script)
     follower = popen(embedded, "logs", "-f", run_id)
     assert follower.stderr is not None
@@ -184,7 +184,7 @@ async def test_logs_follow_the_run_across_its_restart(embedded: Embedded, client
 @pytest.mark.timeout(240)
 async def test_logs_follow_outlasts_a_worker_killed_mid_run(embedded: Embedded, client: Client) -> None:
     embedded.start_worker()
-    script, gate = gated_script(embedded, "logs-kill", fault_node="node2", steps=12, fault_step=7)
+    script, gate = gated_script(embedded, "logs-kill", fault_rank=1, steps=12, fault_step=7)
     run_id = submit(embedded, script)
     follower = popen(embedded, "logs", "-f", run_id)
     assert follower.stderr is not None
@@ -223,7 +223,7 @@ def test_logs_follow_exits_1_when_the_run_does_not_complete(embedded: Embedded, 
 
 @pytest.mark.timeout(180)
 async def test_status_watch_redraws_until_the_run_ends(embedded: Embedded, client: Client, worker: None) -> None:
-    script, gate = gated_script(embedded, "watch", fault_node="node2", steps=12, fault_step=4)
+    script, gate = gated_script(embedded, "watch", fault_rank=1, steps=12, fault_step=4)
     run_id = submit(embedded, script)
     as_json = popen(embedded, "status", run_id, "--watch", "--json")
     as_text = popen(embedded, "status", run_id, "--watch")
