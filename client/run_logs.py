@@ -97,7 +97,7 @@ async def print_attempt(client: Client, run_id: str, wanted: int | None, out: Bi
     attempt = pick_attempt(run_id, status.attempts, wanted)
     segment = segments(status.attempts).get(attempt.index)
     if segment is None or (attempt.started_at is None and not Path(segment.path).exists()):
-        print(f"attempt #{attempt.index} has not written any output yet ({attempt.state.value})", file=note)
+        print(f"attempt #{attempt.index} has not written any output yet ({attempt.state.value.lower()})", file=note)
         return
     reader = SegmentReader(segment, note)
     reader.copy(out, must_exist=True)
@@ -110,6 +110,7 @@ class SegmentReader:
         self.segment = segment
         self.position = segment.start
         self.note = note
+        self.missing_noted = False
 
     @property
     def done(self) -> bool:
@@ -127,10 +128,12 @@ class SegmentReader:
                 f.seek(self.position)
                 self._pump(f, out)
         except FileNotFoundError:
+            what = f"attempt #{self.segment.attempt}'s output {path}"
             if must_exist:
-                raise RunError(
-                    f"attempt #{self.segment.attempt}'s output {path} does not exist on this machine"
-                ) from None
+                raise RunError(f"{what} does not exist on this machine") from None
+            if not self.missing_noted:  # not written yet, or on another machine's file system
+                print(f"{what} is not there yet (is it on this machine?); waiting for it", file=self.note)
+            self.missing_noted = True
         except OSError as e:
             raise RunError(f"cannot read attempt #{self.segment.attempt}'s output {path}: {e.strerror or e}") from None
 
