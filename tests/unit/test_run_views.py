@@ -39,7 +39,7 @@ def test_each_filter_is_a_clause_on_its_search_attribute() -> None:
 
 
 def test_several_states_are_one_in_clause() -> None:
-    wanted = parse_filter("running, recovering,running", None, None, None, None)
+    wanted = parse_filter("running, RECOVERING,Running", None, None, None, None)
     assert wanted.states == (RunState.RUNNING, RunState.RECOVERING)
     assert visibility_query(wanted, NOW) == 'RecoveryState IN ("running", "recovering")'
 
