@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from recovery.activities.text import clip
+from recovery.client.console import Column, table
 from recovery.client.format import between, duration, when
 from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
 
@@ -15,21 +16,38 @@ STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks),
 
 
 def run_table(runs: list[RunSummary]) -> str:
-    rows = [("RUN", "NAME", "STATE", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")]
-    rows += [
-        (
+    rows = [
+        [
             r.id,
             r.name,
             r.state.value,
+            when(r.created_at),
             str(r.attempts),
             r.job_id or "-",
             r.last_symptom or "-",
             r.owner,
-        )
+        ]
         for r in runs
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return table(RUN_COLUMNS, rows)
+
+
+# Trouble red, waiting yellow, fine green (client/console.py).
+STATE_STYLES = {
+    "running": "green",
+    "completed": "green",
+    "recovering": "yellow",
+    "pending": "yellow",
+    "paused": "yellow",
+    "gave_up": "bold red",
+    "cancelled": "dim",
+}
+RUN_COLUMNS = (
+    Column("RUN"),
+    Column("NAME", fit=True),
+    Column("STATE", style=STATE_STYLES.get),
+    *(Column(h) for h in ("STARTED", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")),
+)
 
 
 def timeline(status: RunStatus, ui_url: str | None = None) -> str:

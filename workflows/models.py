@@ -180,6 +180,8 @@ class SubmitRequest(Model):
     token: str
     excluded_nodes: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # sbatch's own options the user wrote before the script, as typed (client/submit_argv.py)
+    sbatch_options: list[str] = Field(default_factory=list)
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -202,6 +204,7 @@ class RunSpec(Model):
     submitted_at: datetime
     tuning: Tuning = Field(default_factory=lambda: Tuning())
     adopt_job_id: str | None = None  # a job already submitted (sbatch, opt-in), instead of submitting
+    sbatch_options: list[str] = Field(default_factory=list)  # passed on to every sbatch of the run
 
 
 class Attempt(Model):

@@ -67,6 +67,8 @@ with workflow.unsafe.imports_passed_through():
 
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
+# The error of an activity a worker of another scheduler refused (worker/scheduler_guard.py).
+WRONG_SCHEDULER = "WrongScheduler"
 # Histories from before hung attempts' stacks were collected replay without that activity.
 HANG_STACKS_PATCH = "hang-stacks"
 
@@ -118,6 +120,12 @@ class TrainingRun:
             # Cancelled from Temporal itself (UI or CLI): stop recovering, leave the job alone.
             self._finish(RunState.CANCELLED, "cancelled from Temporal")
             raise
+        except ActivityError as e:
+            if _error_type(e) != WRONG_SCHEDULER:
+                raise
+            # A worker of another scheduler refused to touch the run's job: say so, stop.
+            assert isinstance(e.cause, ApplicationError)
+            self._finish(RunState.GAVE_UP, e.cause.message)
         return self.status()
 
     async def _first_attempt(self) -> None:
@@ -146,6 +154,7 @@ class TrainingRun:
             token=f"recovery:{spec.run_id}:{index}",
             excluded_nodes=excluded,
             env=spec.env,
+            sbatch_options=spec.sbatch_options,
         )
         attempt: Attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,

@@ -383,7 +383,8 @@ def sbatch_options(request: SubmitRequest) -> list[str]:
     requeue allowed, the token in the comment, the worker's environment plus the request's.
     `--nodes` only when the script does not already ask for that many: its own `--nodes=2-4`
     would otherwise be narrowed to exactly 2."""
-    argv = ["sbatch", "--parsable", f"--job-name={request.name}"]
+    # The user's own options first, as typed: on a clash sbatch takes the last, recovery's.
+    argv = ["sbatch", *request.sbatch_options, "--parsable", f"--job-name={request.name}"]
     if min_nodes(request.script) != request.nodes:
         argv.append(f"--nodes={request.nodes}")
     argv += [

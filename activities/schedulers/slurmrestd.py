@@ -87,7 +87,7 @@ class RestSlurmScheduler:
     # --- the Scheduler protocol --------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
-        if request.args or request.excluded_nodes or _has_directives(request.script):
+        if request.args or request.excluded_nodes or request.sbatch_options or _has_directives(request.script):
             return await self.commands.submit(request)
         body = {"script": request.script, "job": _job_properties(request)}
         answer = await self._call("POST", "job/submit", json=body)

@@ -72,10 +72,12 @@ def leaves(
     return found
 
 
-# Commands that change something. pause, resume and cancel gain --json on another branch
-# (issue 12's point 5 is shared); add them here once both are in.
+# Commands that change something.
 CHANGING = [
     ("submit",),
+    ("pause",),
+    ("resume",),
+    ("cancel",),
     ("dev-server", "start"),
     ("dev-server", "stop"),
     ("cluster", "start"),

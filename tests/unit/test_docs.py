@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from recovery.client.submit_argv import command_line
 from recovery.worker.cli import build_parser
 from recovery.workflows.policy_files import load_policy
 
@@ -132,7 +133,7 @@ def test_every_command_line_parses(command: Command) -> None:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            build_parser().parse_args(list(command.argv))
+            command_line(build_parser(), list(command.argv))  # as `recovery` reads it: sbatch's options too
         except SystemExit as exited:  # --help exits 0; a bad line exits 2 with its reason
             assert exited.code == 0, f"{command}\n{err.getvalue()}"
 
