@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from recovery.activities.text import clip
-from recovery.client.console import Column, table
+from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.format import between, duration, when
 from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
 
@@ -54,7 +54,7 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
     run = status.run
     paused = " (paused)" if run.paused and run.state.value != "paused" else ""
     lines = [
-        f"run {run.id}  {run.name}  state {run.state.value}{paused}",
+        f"run {run.id}  {run.name}  state {paint(run.state.value, STATE_STYLES.get(run.state.value, ''))}{paused}",
         f"  scheduler {run.scheduler}  policy {run.policy}  owner {run.owner}",
         "",
         "attempts:",
@@ -68,7 +68,8 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
             f"  started {when(a.started_at)}  ran {between(a.started_at, a.ended_at)}"
         )
     for s in status.symptoms:
-        lines.append(f"symptom  attempt #{s.attempt_index}: {s.kind} at {when(s.detected_at)}")
+        kind = paint(s.kind, SYMPTOM_STYLES.get(s.kind, ""))
+        lines.append(f"symptom  attempt #{s.attempt_index}: {kind} at {when(s.detected_at)}")
         lines += _evidence(s.evidence)
     for adv in status.advice:
         acted = "" if adv.acted else " (not acted)"
