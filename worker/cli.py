@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
@@ -21,6 +22,7 @@ from recovery.client import (
     cli_nodes,
     cli_options,
     cli_policy,
+    cli_upgrades,
     run_list,
     run_logs,
 )
@@ -259,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
     cli_policy.register(sub)
+    cli_upgrades.register(sub)
     cli_completion.register(sub, parser)
 
     p = sub.add_parser("demo", help="the one-command showcase")
@@ -271,8 +274,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def dispatch(argv: list[str] | None = None) -> int:
     from recovery.client.submit_argv import command_line
+    from recovery.worker import logs
 
     parser = build_parser()
+    # stdout is the command's answer (JSON only with --json); whatever the code it calls
+    # logs (sbatch's job id, ...) goes to stderr, warnings only: an error stays one line there.
+    # structlog's default would print to stdout. `worker` configures its own level.
+    logs.configure(logging.WARNING)
     try:
         # `submit` takes sbatch's own options before the script (client/submit_argv.py).
         args, sbatch = command_line(parser, sys.argv[1:] if argv is None else argv)

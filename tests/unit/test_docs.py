@@ -133,7 +133,7 @@ def test_every_command_line_parses(command: Command) -> None:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
         try:
-            command_line(build_parser(), list(command.argv))  # as `recovery` reads it: sbatch's options too
+            command_line(build_parser(), list(command.argv))  # as `recovery` reads it (sbatch's options too)
         except SystemExit as exited:  # --help exits 0; a bad line exits 2 with its reason
             assert exited.code == 0, f"{command}\n{err.getvalue()}"
 
@@ -180,7 +180,8 @@ def anchors(doc: Path) -> set[str]:
     ids: set[str] = set()
     for _, text in prose(doc):
         if heading := re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", text):
-            title = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).lower()
+            # `_` inside a word (restart_via) is no emphasis: GitHub keeps it in the id.
+            title = re.sub(r"[`*]|(?<!\w)_+|_+(?!\w)|\[([^\]]*)\]\([^)]*\)", r"\1", heading.group(1)).lower()
             ids.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
     return ids
 
