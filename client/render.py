@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
 
@@ -15,6 +15,11 @@ def _t(at: datetime | None) -> str:
     return at.strftime("%Y-%m-%d %H:%M:%S") if at else "-"
 
 
+def _utc(at: datetime | None) -> str:
+    """A time with its zone (UTC), as `sacct` users read start times."""
+    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if at else "-"
+
+
 def _secs(start: datetime | None, end: datetime | None) -> str:
     if start is None or end is None:
         return "-"
@@ -22,12 +27,13 @@ def _secs(start: datetime | None, end: datetime | None) -> str:
 
 
 def run_table(runs: list[RunSummary]) -> str:
-    rows = [("RUN", "NAME", "STATE", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")]
+    rows = [("RUN", "NAME", "STATE", "STARTED", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")]
     rows += [
         (
             r.id,
             r.name,
             r.state.value,
+            _utc(r.created_at),
             str(r.attempts),
             r.job_id or "-",
             r.last_symptom or "-",

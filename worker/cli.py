@@ -18,7 +18,8 @@ from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_policy
+from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_options, cli_policy, run_list, run_logs
+from recovery.client.cli_options import OptionError
 from recovery.client.config import ConfigError
 from recovery.client.runs import RunError
 from recovery.client.scheduler_choice import HELP as SCHEDULER_HELP
@@ -28,6 +29,8 @@ from recovery.worker.devserver import DevServer, DevServerError
 from recovery.workflows.policy_files import PolicyError
 
 Handler = Callable[[argparse.Namespace], int]
+JSON_SUBMIT = '{"run": RUN_ID, "workflow_id": ..., "job_id": ..., "scheduler": ...}'
+JSON_SIGNAL = 'print {"run": RUN, "workflow_id": RUN, "action": ..., "signalled": true} on stdout'
 
 SUBMIT_EPILOG = (
     "sbatch's own options may come before the script, as for sbatch (-p gpu -t 2:00:00 --exclude node3), "
@@ -98,11 +101,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from recovery.client import runs
+    from recovery.activities.clock import utcnow
     from recovery.client.render import run_table
 
+    wanted = run_list.filter_from(args)
+
     async def go() -> int:
-        found = await runs.list_runs(await connect())
+        found = await run_list.find_runs(await connect(), wanted, utcnow())
         if args.json:
             print_json(found)
         else:
@@ -115,8 +120,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from recovery.client import runs
     from recovery.client.render import timeline
+    from recovery.client.run_watch import watch_run
 
     async def go() -> int:
+        if args.watch:
+            text = None if args.json else (lambda s: timeline(s, ui_link(args.run)))
+            await watch_run(await connect(), args.run, text, sys.stdout)
+            return 0
         status = await runs.get_status(await connect(), args.run)
         if args.json:
             print_json(status)
@@ -124,7 +134,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(timeline(status, ui_link(args.run)))
         return 0
 
-    return run_async(go())
+    try:
+        return run_async(go())
+    except KeyboardInterrupt:
+        if args.watch:
+            return 0  # Ctrl-C is how a watch ends early
+        raise
 
 
 def ui_link(run_id: str) -> str:
@@ -138,7 +153,11 @@ def cmd_signal(args: argparse.Namespace) -> int:
     async def go() -> int:
         kill = bool(getattr(args, "kill_job", False))
         await runs.signal_run(await connect(), args.run, args.command, kill_job=kill)
-        print(f"{args.command} sent to run {args.run}")
+        if args.json:
+            sent = {"run": args.run, "workflow_id": args.run, "action": args.command, "signalled": True}
+            print_json({**sent, "kill_job": kill} if args.command == "cancel" else sent)
+        else:
+            print(f"{args.command} sent to run {args.run}")
         return 0
 
     return run_async(go())
@@ -211,30 +230,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help=f"print {JSON_SUBMIT} on stdout")
     # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
     p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
     p.set_defaults(func=cmd_submit)
 
-    p = sub.add_parser("list", help="list runs")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("list", help="list runs (newest open runs first)")
+    run_list.add_arguments(p)
+    p.add_argument("--json", action="store_true", help="a JSON list of runs on stdout")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("status", help="one run's timeline")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the status as one JSON object (with --watch: one a line)")
+    p.add_argument("--watch", action="store_true", help="draw it again whenever the run changes, until it ends")
     p.set_defaults(func=cmd_status)
 
     for name, text in (("pause", "stop automatic actions"), ("resume", "allow automatic actions")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run", metavar="RUN")
+        p.add_argument("--json", action="store_true", help=JSON_SIGNAL)
         p.set_defaults(func=cmd_signal)
     p = sub.add_parser("cancel", help="stop recovering a run")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--kill-job", action="store_true", help="also cancel the run's job")
+    p.add_argument("--json", action="store_true", help=JSON_SIGNAL + " (with kill_job)")
     p.set_defaults(func=cmd_signal)
+    run_logs.register(sub)
 
     p = sub.add_parser("worker", help="run a worker (foreground)")
     p.add_argument("--scheduler", choices=["local", "slurm"])
@@ -257,6 +281,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
     p.add_argument("--keep", action="store_true", help="leave the dev server and cluster running")
     p.set_defaults(func=cmd_demo)
+    cli_options.add_connection_options(parser, sub)
     return parser
 
 
@@ -267,12 +292,14 @@ def dispatch(argv: list[str] | None = None) -> int:
         # `submit` takes sbatch's own options before the script (client/submit_argv.py).
         args, sbatch = command_line(build_parser(), sys.argv[1:] if argv is None else argv)
         args.sbatch_options = sbatch
+        cli_options.apply_connection_options(args)
         handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
         return 130
     except (
         CliError,
+        OptionError,
         TemporalUnavailable,
         DevServerError,
         PolicyError,

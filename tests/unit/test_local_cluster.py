@@ -101,7 +101,7 @@ def pids(*paths: Path) -> list[int]:
     return [int(p.read_text()) for p in paths]
 
 
-async def wait_gone(pid_list: list[int], timeout: float = 5.0) -> None:
+async def wait_gone(pid_list: list[int], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while any(local_procs.process_alive(pid) for pid in pid_list):
         assert time.monotonic() < deadline, f"still alive: {pid_list}"
