@@ -4,27 +4,37 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_options, cli_policy, run_list, run_logs
+from recovery.client import (
+    cli_cluster,
+    cli_completion,
+    cli_diagnose,
+    cli_nodes,
+    cli_options,
+    cli_policy,
+    cli_upgrades,
+    run_list,
+    run_logs,
+)
 from recovery.client.cli_options import OptionError
+from recovery.client.cli_parser import RecoveryParser, fail
 from recovery.client.config import ConfigError
+from recovery.client.console import print_json
 from recovery.client.runs import RunError
 from recovery.client.scheduler_choice import HELP as SCHEDULER_HELP
 from recovery.client.submit import SubmitError
 from recovery.client.temporal_client import TemporalUnavailable, connect
+from recovery.worker import cli_dev_server
 from recovery.worker.devserver import DevServer, DevServerError
 from recovery.workflows.policy_files import PolicyError
 
@@ -41,14 +51,6 @@ SUBMIT_EPILOG = (
 
 class CliError(Exception):
     """Reported as `recovery: MESSAGE` on stderr with exit status 1."""
-
-
-def print_json(value: Any) -> None:
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    elif isinstance(value, list):
-        value = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
-    sys.stdout.write(json.dumps(value) + "\n")
 
 
 def run_async(coro: Awaitable[int]) -> int:
@@ -187,21 +189,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_async(go())
 
 
-def cmd_dev_server(args: argparse.Namespace) -> int:
-    server = DevServer.from_env()
-    if args.action == "start":
-        started = server.start()
-        how = "started" if started else "already running"
-        print(f"Temporal dev server {how} at {server.address}; UI {server.ui_url}")
-        return 0
-    if args.action == "stop":
-        print("dev server stopped" if server.stop() else "no dev server of ours was running")
-        return 0
-    running = server.serving()
-    print(f"dev server at {server.address}: {'serving' if running else 'not running'}")
-    return 0 if running else 3
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from recovery.worker.demo import run_demo
 
@@ -212,12 +199,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = RecoveryParser(
         prog="recovery",
         description="Keep distributed training runs going: detect, diagnose, decide, restart.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser(
         "submit",
@@ -268,14 +255,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE", help="worker config (YAML); also RECOVERY_CONFIG")
     p.set_defaults(func=cmd_worker)
 
-    p = sub.add_parser("dev-server", help="the embedded Temporal dev server")
-    p.add_argument("action", choices=["start", "stop", "status"])
-    p.set_defaults(func=cmd_dev_server)
-
+    cli_dev_server.register(sub)
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
     cli_policy.register(sub)
+    cli_upgrades.register(sub)
+    cli_completion.register(sub, parser)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
@@ -287,10 +273,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 def dispatch(argv: list[str] | None = None) -> int:
     from recovery.client.submit_argv import command_line
+    from recovery.worker import logs
 
+    parser = build_parser()
+    # stdout is the command's answer (JSON only with --json); whatever the code it calls
+    # logs (sbatch's job id, ...) goes to stderr, warnings only: an error stays one line there.
+    # structlog's default would print to stdout. `worker` configures its own level.
+    logs.configure(logging.WARNING)
     try:
         # `submit` takes sbatch's own options before the script (client/submit_argv.py).
-        args, sbatch = command_line(build_parser(), sys.argv[1:] if argv is None else argv)
+        args, sbatch = command_line(parser, sys.argv[1:] if argv is None else argv)
+        if args.command is None:  # a bare `recovery`: what it can do, not an error
+            parser.print_help()
+            return 0
         args.sbatch_options = sbatch
         cli_options.apply_connection_options(args)
         handler: Handler = args.func
@@ -310,12 +305,7 @@ def dispatch(argv: list[str] | None = None) -> int:
         RunError,
         SchedulerError,
     ) as e:
-        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
-
-
-def _fail(message: str) -> int:
-    print(f"recovery: {message}", file=sys.stderr)
-    return 1
+        return fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def main(argv: list[str] | None = None) -> None:

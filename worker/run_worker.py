@@ -98,6 +98,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         actions.submit_attempt,
         actions.adopt_attempt,
         actions.record_advice,
+        actions.plan_restart,
         actions.requeue_hold,
         actions.set_excluded_nodes,
         actions.release,

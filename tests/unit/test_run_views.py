@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import time
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -73,7 +74,9 @@ def test_bad_filters_are_one_line_naming_the_option(options: dict[str, str], mes
     assert "\n" not in str(caught.value)
 
 
-def test_the_table_has_a_zoned_start_column() -> None:
+def test_the_table_has_a_zoned_start_column(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")  # times show in the reader's zone, with its name
+    time.tzset()
     started = datetime(2026, 12, 1, 13, 4, 5, tzinfo=UTC)
     run = RunSummary(
         id="r-1",
@@ -89,7 +92,9 @@ def test_the_table_has_a_zoned_start_column() -> None:
     )
     head, row = run_table([run]).splitlines()
     assert head.split()[3] == "STARTED"
-    assert "2026-12-01 13:04:05Z" in row
+    assert "2026-12-01 14:04:05 CET" in row
+    monkeypatch.undo()
+    time.tzset()
 
 
 # --- logs ------------------------------------------------------------------------------------
