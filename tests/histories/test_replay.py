@@ -88,3 +88,13 @@ async def test_the_same_change_behind_workflow_patched_replays_everything(tmp_pa
     changed = next_version(tmp_path, guarded=True).TrainingRun
     histories = [h for folder in VERSIONS for h in load(folder)]
     assert await replay(histories, pydantic_data_converter, (changed, NodeHistory, SlurmDiscovery)) == []
+
+
+async def test_replay_spread_over_processes_finds_the_same_failures(tmp_path: Path) -> None:
+    changed = next_version(tmp_path, guarded=False).TrainingRun
+    histories = [h for folder in VERSIONS for h in load(folder)]
+    workflows = (changed, NodeHistory, SlurmDiscovery)
+    alone = await replay(histories, pydantic_data_converter, workflows, processes=1)
+    spread = await replay(histories, pydantic_data_converter, workflows, processes=2, batch=4)
+    assert alone and sorted(alone, key=lambda f: f.run_id) == sorted(spread, key=lambda f: f.run_id)
+    assert await replay(histories, pydantic_data_converter, processes=2, batch=4) == []
