@@ -28,6 +28,9 @@ from typing import Protocol
 
 from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
 
+# ESLURM_INVALID_JOB_ID in slurm_errno.h: the errno libslurm and slurmrestd give for an unknown job.
+SLURM_INVALID_JOB_ID = 2017
+
 
 class AccountingDisabled(SchedulerError):
     """The cluster keeps no job accounting (no slurmdbd): there is no history to read."""
