@@ -68,7 +68,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -442,6 +442,21 @@ def cleanup(rig: Rig) -> None:
             DevServer.from_env().stop()
 
 
+def wind_down(rig: Rig, keep_home: bool) -> None:
+    """Stop what the benchmark started; keep RECOVERY_HOME (logs) if asked or after a failure."""
+    cleanup(rig)
+    if keep_home:
+        print(f"RECOVERY_HOME kept: {rig.home}", file=sys.stderr)
+    else:
+        shutil.rmtree(rig.home, ignore_errors=True)
+
+
+def leave(code: int) -> NoReturn:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # see shared notes: temporalio's runtime may abort at interpreter exit
+
+
 def _fmt(values: list[float], fn: str) -> str:
     if not values:
         return "-"
@@ -528,14 +543,8 @@ def main() -> int:
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
     finally:
-        cleanup(rig)
-        if args.keep_home or code:
-            print(f"RECOVERY_HOME kept: {home}", file=sys.stderr)
-        else:
-            shutil.rmtree(home, ignore_errors=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)  # see shared notes: temporalio's runtime may abort at interpreter exit
+        wind_down(rig, keep_home=args.keep_home or code != 0)
+    leave(code)
 
 
 if __name__ == "__main__":

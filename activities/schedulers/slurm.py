@@ -32,7 +32,7 @@ import structlog
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError
-from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.activities.schedulers.sbatch_script import directives, min_nodes
 from recovery.activities.schedulers.slurm_commands import (
     AccountingDisabled,
     Completed,
@@ -98,10 +98,14 @@ class SlurmScheduler:
             # sbatch copies the script at submission, so the file may go right after.
             script = Path(tmp) / "job.sbatch"
             script.write_text(request.script)
-            argv = [*sbatch_options(request), str(script), *request.args]
+            as_user = request.user
+            if (why := self.submit_as_refusal(as_user)) is not None:
+                log.warning("submitting as the worker's user", owner=as_user, why=why)
+                as_user = ""
+            argv = [*sbatch_options(request, as_user=as_user), str(script), *request.args]
             result = await self._run(argv, what="sbatch", env=env)
         job_id = parse_parsable(result.stdout)
-        log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes)
+        log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes, user=as_user or _me())
         found = await self.observe([job_id])
         if job_id in found:
             return found[job_id]
@@ -111,7 +115,8 @@ class SlurmScheduler:
     async def find(self, token: str) -> JobObservation | None:
         if not token:
             return None
-        jobs = await self._squeue(["--me"])
+        # root submits a resubmission as the job's owner (sbatch --uid): its job is among everyone's
+        jobs = await self._squeue([] if os.geteuid() == 0 else ["--me"])
         mine = [j for j in jobs if parse_comment(j.comment).token == token]
         if mine:
             newest = max(mine, key=lambda j: id_order(j.job_id))
@@ -207,6 +212,18 @@ class SlurmScheduler:
             comment=fields.get("Comment", ""),
             partition=fields.get("Partition", ""),
         )
+
+    def submit_as_refusal(self, user: str) -> str | None:
+        """Why this worker cannot submit a job as `user` (None: it can). Slurm lets only root
+        submit for another user (`sbatch --uid`)."""
+        if not user or user == _me() or os.geteuid() == 0:
+            return None
+        return f"the worker runs as {_me()}, and Slurm lets only root submit a job as another user ({user})"
+
+    async def partition_nodes(self, partition: str) -> list[str]:
+        """The nodes of one partition (sinfo -N prints one per line)."""
+        result = await self._run(["sinfo", "-h", "-N", "-p", _checked_partition(partition), "-o", "%N"], what="sinfo")
+        return list(dict.fromkeys(line.strip() for line in result.stdout.splitlines() if line.strip()))
 
     async def cluster_name(self) -> str:
         """`ClusterName` from slurmctld's configuration (for run ids derived from cluster and job)."""
@@ -336,8 +353,8 @@ class SlurmScheduler:
         return found
 
     async def _find_in_accounting(self, token: str) -> str | None:
-        user = pwd.getpwuid(os.getuid()).pw_name
-        rows = await self._sacct(["-X", f"--user={user}", "-S", self.find_window])
+        users = ["--allusers"] if os.geteuid() == 0 else [f"--user={_me()}"]
+        rows = await self._sacct(["-X", *users, "-S", self.find_window])
         ids = [r["JobIDRaw"].strip() for r in rows if parse_comment(sp.clean(r["Comment"])).token == token]
         return max(ids, key=id_order) if ids else None
 
@@ -384,12 +401,14 @@ class SlurmScheduler:
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def sbatch_options(request: SubmitRequest) -> list[str]:
+def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
     """sbatch's options for a run's job: output kept across requeues (`--open-mode=append`),
     requeue allowed, the token in the comment, the worker's environment plus the request's.
     `--nodes` only when the script does not already ask for that many: its own `--nodes=2-4`
-    would otherwise be narrowed to exactly 2."""
-    argv = ["sbatch", "--parsable", f"--job-name={request.name}"]
+    would otherwise be narrowed to exactly 2. A resubmission names the failed job's output file
+    (appended to, as a requeue would) and, from root, its owner (`--uid`)."""
+    # The user's own options first, as typed: on a clash sbatch takes the last, recovery's.
+    argv = ["sbatch", *request.sbatch_options, "--parsable", f"--job-name={request.name}"]
     if min_nodes(request.script) != request.nodes:
         argv.append(f"--nodes={request.nodes}")
     argv += [
@@ -401,7 +420,30 @@ def sbatch_options(request: SubmitRequest) -> list[str]:
     ]
     if request.excluded_nodes:
         argv.append(f"--exclude={','.join(checked_node(n) for n in request.excluded_nodes)}")
+    if request.output:
+        argv.append(f"--output={request.output}")
+    if as_user and as_user != _me():
+        argv.append(f"--uid={_checked_user(as_user)}")
     return argv
+
+
+def sbatch_only(request: SubmitRequest) -> bool:
+    """Whether only sbatch can submit this as asked: `#SBATCH` lines in the script or sbatch
+    options the user typed (sbatch parses both on the client; libslurm and slurmrestd have no
+    parser for them), or another owner (`sbatch --uid`, with `submit_as_refusal`'s rules)."""
+    return bool(directives(request.script) or request.sbatch_options or (request.user and request.user != _me()))
+
+
+def _me() -> str:
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _checked_user(user: str) -> str:
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        raise SchedulerError(f"no such user on this machine: {user!r}") from None
+    return user
 
 
 def parse_parsable(stdout: str) -> str:

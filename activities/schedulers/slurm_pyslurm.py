@@ -44,7 +44,6 @@ import structlog
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_pyslurm_calls as calls
 from recovery.activities.schedulers.base import SchedulerError, SchedulerUnavailable
-from recovery.activities.schedulers.sbatch_script import directives
 from recovery.activities.schedulers.slurm import (
     SlurmScheduler,
     checked_id,
@@ -52,6 +51,7 @@ from recovery.activities.schedulers.slurm import (
     id_order,
     one_line_reason,
     request_env,
+    sbatch_only,
 )
 from recovery.activities.schedulers.slurm_commands import Completed, raise_for, slurm_env
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
@@ -92,7 +92,7 @@ class PyslurmScheduler:
     # --- the Scheduler protocol --------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
-        if directives(request.script):  # sbatch reads them; libslurm cannot
+        if sbatch_only(request):  # #SBATCH lines, typed sbatch options, or another owner
             return await self.commands.submit(request)
         submission = calls.Submission(
             script=request.script,
@@ -102,6 +102,7 @@ class PyslurmScheduler:
             workdir=request.workdir,
             comment=submission_comment(request.script, request.token),
             excluded_nodes=[checked_node(n) for n in request.excluded_nodes],
+            output=request.output,
             environment={**self._env, **request_env(request.env)},
         )
         job_id = str(await self._call(calls.submit, submission, what="submit"))

@@ -59,6 +59,7 @@ class Submission:
     workdir: str
     comment: str
     excluded_nodes: list[str]
+    output: str  # "": Slurm's default, slurm-%j.out in the working directory
     environment: dict[str, str]
 
 
@@ -224,6 +225,7 @@ def submit(request: Submission) -> int:
         is_requeueable=True,
         environment=environment,
         excluded_nodes=list(request.excluded_nodes) or None,
+        standard_output=request.output or None,
     )
     with _translated():
         return int(desc.submit())

@@ -44,8 +44,7 @@ import httpx
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from recovery.activities.schedulers.sbatch_script import directives
-from recovery.activities.schedulers.slurm import SlurmScheduler, checked_node, one_line_reason
+from recovery.activities.schedulers.slurm import SlurmScheduler, checked_node, one_line_reason, sbatch_only
 from recovery.activities.schedulers.slurm_commands import SLURM_INVALID_JOB_ID
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
 from recovery.activities.schedulers.slurm_states import map_state, node_state
@@ -98,7 +97,7 @@ class RestSlurmScheduler:
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
         updates = await self._has_updates()
-        if directives(request.script) or (not updates and (request.args or request.excluded_nodes)):
+        if sbatch_only(request) or (not updates and (request.args or request.excluded_nodes)):
             return await self.commands.submit(request)
         body = {"script": request.script, "job": _job_properties(request, updates)}
         answer = await self._call("POST", "job/submit", json=body)
@@ -296,6 +295,8 @@ def _job_properties(request: SubmitRequest, updates: bool) -> dict[str, Any]:
         "open_mode": ["APPEND"] if updates else "append",
         "environment": env,
     }
+    if request.output:  # a resubmission appends to the failed job's output
+        job["standard_output"] = request.output
     if updates and request.excluded_nodes:
         job["excluded_nodes"] = [checked_node(n) for n in request.excluded_nodes]
     if updates and request.args:

@@ -1,0 +1,205 @@
+"""`recovery upgrade-check` over open runs and `recovery whatif` over their recorded failures, on the
+embedded default: wall time and peak memory, each beside its baseline in the same run.
+
+    .venv/bin/python benchmarks/upgrades.py [--runs 500]
+
+Run by hand, never in tests. It starts its own dev server (SQLite in a temporary RECOVERY_HOME,
+free ports), its own local cluster (runs + 100 nodes) and a `recovery worker` subprocess, and
+starts --runs runs of a 1-node job that crashes with a GPU Xid on its first two attempts and
+then sleeps: every run stays open after two recoveries (about 75 history events each), so the
+runs hold 2 x --runs recorded failures. The worker is then stopped, so the measurements compete
+with nothing of ours, and each command runs as a subprocess under /usr/bin/time (wall seconds,
+peak RSS):
+
+- `recovery upgrade-check --json`, beside the baseline: the same histories fetched one after
+  another and replayed each by its own `Replayer.replay_workflow` (the SDK's one-history API);
+- `recovery whatif --policy strict --json` (live, from Temporal), beside the baseline: replaying
+  the same histories (`upgrade-check`), which a what-if by replay would cost at the least;
+- `recovery whatif --history FILE...` on the same histories exported to files (offline).
+
+At the end it cancels its runs and stops all of it, on Ctrl-C or on error too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+from concurrent_runs import Rig, cancel_all, leave, start_worker, stop_worker, submit_all, wind_down  # noqa: E402
+from recovery_latency import setup_env  # noqa: E402
+
+JOB = """#!/bin/bash
+#SBATCH --nodes=1
+# Two GPU crashes, each after a progress step further than the last; then idle (the run stays open).
+restart=${SLURM_RESTART_COUNT:-0}
+if [ "$restart" -lt 2 ]; then
+  echo "recovery-progress step=$((restart + 1)) rank=$SLURM_PROCID"
+  echo "[$SLURMD_NODENAME] NVRM: Xid (PCI:0000:3b:00): 79, pid=$$, GPU has fallen off the bus."
+  exit 1
+fi
+exec sleep 100000
+"""
+STRICT = "name: strict\nbudgets: {hardware: 1}\n"
+
+# The baseline of upgrade-check: one history at a time, fetched and then replayed on its own.
+NAIVE_UPGRADE_CHECK = """
+import asyncio, sys
+from temporalio.worker import Replayer
+from recovery.client.replay import WORKFLOWS
+from recovery.client.temporal_client import connect
+
+async def main():
+    client = await connect()
+    replayer = None
+    failed = checked = 0
+    async for wf in client.list_workflows('WorkflowType = "TrainingRun" AND ExecutionStatus = "Running"'):
+        history = await client.get_workflow_handle(wf.id, run_id=wf.run_id).fetch_history()
+        result = await Replayer(workflows=WORKFLOWS, data_converter=client.data_converter).replay_workflow(
+            history, raise_on_replay_failure=False)
+        checked += 1
+        failed += result.replay_failure is not None
+    print(checked, failed)
+
+asyncio.run(main())
+"""
+
+
+def timed(*command: str) -> tuple[float, float, str]:
+    """Wall seconds and peak RSS (MiB) of one command, and its stdout."""
+    done = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *command], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    last = done.stderr.strip().splitlines()[-1]
+    if done.returncode not in (0, 3):
+        raise RuntimeError(f"{' '.join(command)} failed ({done.returncode}): {done.stderr.strip()[-500:]}")
+    wall, rss_kib = last.split()
+    return float(wall), int(rss_kib) / 1024, done.stdout
+
+
+async def wait_recovered_twice(client: object, count: int, timeout: float) -> float:
+    from temporalio.client import Client
+
+    assert isinstance(client, Client)
+    start = time.monotonic()
+    while time.monotonic() - start < timeout:
+        done = (await client.count_workflows('WorkflowType = "TrainingRun" AND RecoveryAttempts = 3')).count
+        if done >= count:
+            return time.monotonic() - start
+        print(f"  {done}/{count} runs recovered twice after {time.monotonic() - start:.0f}s", flush=True)
+        await asyncio.sleep(15)
+    raise TimeoutError(f"not all {count} runs recovered twice within {timeout:.0f}s")
+
+
+async def export(client: object, into: Path) -> list[str]:
+    from temporalio.client import Client
+
+    from recovery.client.whatif import live_histories
+
+    assert isinstance(client, Client)
+    into.mkdir()
+    files = []
+    for history in await live_histories(client, None, []):
+        path = into / f"{history.run_id}.json"
+        path.write_text(history.to_json())
+        files.append(str(path))
+    return files
+
+
+async def prepare(args: argparse.Namespace, rig: Rig) -> tuple[list[str], list[str], float]:
+    from recovery.activities.schedulers.local import launcher as local_cluster
+    from recovery.client.temporal_client import connect
+    from recovery.worker.devserver import DevServer
+
+    server = DevServer.from_env()
+    rig.server = True
+    server.start(timeout=60)
+    rig.cluster = True
+    local_cluster.start(args.runs + 100, timeout=60)
+    rig.workers.append(start_worker(rig.home, 1))
+    client = await connect()
+    workdir = rig.home / "job"
+    workdir.mkdir()
+    (workdir / "job.sbatch").write_text(JOB)
+    t0 = time.monotonic()
+    run_ids = list(await submit_all(client, workdir / "job.sbatch", args.runs))
+    took = await wait_recovered_twice(client, args.runs, timeout=args.runs * 3.0 + 300)
+    print(f"{args.runs} runs recovered twice in {time.monotonic() - t0:.0f}s", flush=True)
+    stop_worker(rig.workers.pop())
+    files = await export(client, rig.home / "histories")
+    return run_ids, files, took
+
+
+def measure(args: argparse.Namespace, files: list[str], home: Path) -> list[tuple[str, float, float, str]]:
+    recovery = [sys.executable, "-m", "recovery.worker"]
+    strict = home / "strict.yaml"
+    strict.write_text(STRICT)
+    rows = []
+    for label, command in (
+        ("upgrade-check (open + closed 1d)", [*recovery, "upgrade-check", "--json"]),
+        ("baseline: fetch+replay one by one", [sys.executable, "-c", NAIVE_UPGRADE_CHECK]),
+        ("whatif --policy strict (live)", [*recovery, "whatif", "--policy", str(strict), "--json"]),
+        (
+            "whatif --history (offline files)",
+            [*recovery, "whatif", "--policy", str(strict), "--json", "--history", *files],
+        ),
+    ):
+        wall, rss, out = timed(*command)
+        rows.append((label, wall, rss, _summary(out)))
+        print(f"  {label}: {wall:.1f}s, {rss:.0f} MiB ({rows[-1][3]})", flush=True)
+    return rows
+
+
+def _summary(out: str) -> str:
+    try:
+        data = json.loads(out)
+    except ValueError:
+        return out.strip()[:60]
+    if "checked" in data:
+        return f"checked {data['checked']}, failed {len(data['failed'])}"
+    return f"failures {data['failures']}, changed {len(data['changed'])}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
+    args = parser.parse_args()
+    home = setup_env()
+    os.environ["RECOVERY_TASK_QUEUE"] = f"recovery-bench-{secrets.token_hex(3)}"
+    rig = Rig(home)
+    code = 1
+    try:
+        run_ids, files, _ = asyncio.run(prepare(args, rig))
+        rows = measure(args, files, home)
+        print(f"\n{'':36} {'wall':>8} {'peak RSS':>10}  result")
+        for label, wall, rss, summary in rows:
+            print(f"{label:36} {wall:7.1f}s {rss:7.0f} MiB  {summary}")
+        print(f"\ncommand: .venv/bin/python benchmarks/upgrades.py {' '.join(sys.argv[1:])}")
+
+        async def cancel() -> None:
+            from recovery.client.temporal_client import connect
+
+            await cancel_all(await connect(), run_ids)
+
+        asyncio.run(cancel())
+        code = 0
+    except KeyboardInterrupt:
+        print("interrupted; cleaning up", file=sys.stderr)
+    finally:
+        wind_down(rig, keep_home=args.keep_home or code != 0)
+    leave(code)
+
+
+if __name__ == "__main__":
+    main()
