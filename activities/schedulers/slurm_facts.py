@@ -39,6 +39,7 @@ SQUEUE_FIELDS = [
     "UserName",
     "ArrayJobID",
     "ArrayTaskID",
+    "WorkDir",
     "STDOUT",
     "STDERR",
     "Name",
@@ -97,6 +98,7 @@ class SqueueJob:
     user: str
     array_job_id: str
     array_task_id: str
+    workdir: str
     stdout: str
     stderr: str
     name: str
@@ -140,6 +142,7 @@ def squeue_job(row: dict[str, str]) -> SqueueJob:
         user=sp.clean(row["UserName"]),
         array_job_id=sp.clean(row["ArrayJobID"]),
         array_task_id=sp.clean(row["ArrayTaskID"]),
+        workdir=sp.clean(row.get("WorkDir", "")),
         stdout=sp.clean(row["STDOUT"]),
         stderr=sp.clean(row["STDERR"]),
         name=row["Name"],
@@ -192,6 +195,9 @@ def _paths(job: SqueueJob) -> tuple[str, str]:
             node=job.batch_host or (job.nodes[0] if job.nodes else ""),
             array_job_id=job.array_job_id,
             array_task_id=job.array_task_id,
+            # 22.05's squeue prints the path sbatch made absolute; 25.11's the one given
+            # (`slurm-%j.out`), which Slurm resolves against the job's working directory
+            workdir=job.workdir,
         )
 
     return expand(job.stdout), expand(job.stderr)
