@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -149,12 +150,13 @@ def _row(job: Any) -> facts.SqueueJob:
         batch_host=sp.clean(str(job.batch_host or "")),
         submitted_at=_time(job.submit_time),
         started_at=_time(job.start_time),
-        ended_at=_time(job.end_time),
+        ended_at=_time(job.end_time, until=time.time()),
         partition=str(job.partition or ""),
         user=str(job.user_name or ""),
         # squeue prints a plain job's own id as its array job id, and N/A as its task id
         array_job_id=str(job.array_id or job_id),
         array_task_id=str(job.array_task_id) if job.array_task_id is not None else "",
+        workdir=str(job.working_directory or ""),
         stdout=sp.clean(str(job.standard_output or "")),
         stderr=sp.clean(str(job.standard_error or "")),
         name=str(job.name or ""),
@@ -162,8 +164,13 @@ def _row(job: Any) -> facts.SqueueJob:
     )
 
 
-def _time(value: Any) -> Any:
-    return sp.parse_time(str(value)) if isinstance(value, int) and value > 0 else None
+def _time(value: Any, until: float | None = None) -> Any:
+    """An epoch as a time. With `until`, a later one is none: libslurm gives a job that has not
+    ended its expected end (start plus time limit, even an unlimited one) where squeue prints
+    NONE, and a requeued job still completing must read as not ended (slurm_facts.SqueueJob)."""
+    if not isinstance(value, int) or value <= 0 or (until is not None and value > until):
+        return None
+    return sp.parse_time(str(value))
 
 
 def nodes() -> list[NodeInfo]:
@@ -254,8 +261,11 @@ def release_job(job_id: int) -> None:
 
 
 def cancel(job_id: int) -> None:
+    """pyslurm's cancel passes over an unknown job in silence (it ignores ESLURM_INVALID_JOB_ID
+    for SIGKILL); the commands' scancel says so. Loading the job first says it too."""
     ps = _pyslurm()
     with _translated():
+        ps.Job.load(job_id)
         ps.Job(job_id).cancel()
 
 
