@@ -42,6 +42,7 @@ UNAVAILABLE_MARKERS = (
     "zero bytes were transmitted",
     "connection refused",
     "connection timed out",
+    "connection reset by peer",  # slurmctld stopping while it answers (seen on 25.11)
     "unexpected message received",
     "communication connection failure",
     "communications connection failure",

@@ -236,7 +236,7 @@ class PyslurmScheduler:
             self.close()
             raise SchedulerUnavailable(f"pyslurm {what}: its process ended ({err})") from err
         except calls.SlurmApiError as err:
-            raise_for(Completed([what], 1, "", f"error: {err.message}"), what, requeue=requeue)
+            raise_for(Completed([what], 1, "", err.message), what, requeue=requeue)
             raise AssertionError("raise_for returned") from err  # pragma: no cover
         except ImportError as err:
             raise SchedulerError(f"pyslurm does not import: {err}") from err
