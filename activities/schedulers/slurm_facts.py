@@ -106,7 +106,14 @@ class SqueueJob:
 
     @property
     def state(self) -> tuple[JobState, bool]:
-        return map_state(self.raw_state, self.reason, self.priority)
+        raw = self.raw_state
+        if base_state(raw) == "COMPLETING" and self.ended_at is None and self.restart_count > 0:
+            # Requeued while its last run still cleans up: Slurm's state is PENDING|COMPLETING,
+            # which squeue and libslurm print as COMPLETING alone. Once released (reason None,
+            # priority > 0) nothing else tells it from a run that ends, but this: a run that
+            # ends has an end time, a requeued job has none (seen on 25.11 for ~0.5 s).
+            raw = f"PENDING+{raw}"
+        return map_state(raw, self.reason, self.priority)
 
     @property
     def exclusion_key(self) -> tuple[str, int, datetime | None, datetime | None] | None:
