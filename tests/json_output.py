@@ -106,15 +106,16 @@ def private_home(recovery: Recovery) -> Iterator[dict[str, str]]:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def private_home_cases(env: Mapping[str, str]) -> list[Case]:
+def private_home_cases(env: Mapping[str, str], on_cluster: Sequence[Case] = ()) -> list[Case]:
     """`dev-server start` and `stop`, `cluster start` and `stop`, each really starting or
-    stopping something, in the home `private_home` made."""
+    stopping something, in the home `private_home` made; `on_cluster` runs while its cluster does."""
     address = env["RECOVERY_TEMPORAL_ADDRESS"]
     started = Case(("dev-server", "start"), (), lambda a: a["started"] is True and a["address"] == address, env=env)
     return [
         dataclasses.replace(started, timeout=120),  # a new dev server and its database
         Case(("dev-server", "stop"), (), lambda a: a == {"stopped": True}, env=env),
         Case(("cluster", "start"), ("--nodes", "2"), lambda a: a["started"] is True and a["nodes"] == 2, env=env),
+        *on_cluster,
         Case(("cluster", "stop"), (), lambda a: a == {"stopped": True}, env=env),
     ]
 
