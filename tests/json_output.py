@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from recovery.worker.cli import build_parser
@@ -135,3 +136,26 @@ def node_cases(free: Sequence[str], env: Mapping[str, str] | None = None) -> lis
         node("node-up", down, "idle"),
         node("node-up", drained, "idle"),
     ]
+
+
+def run_cases_on(run: str, log: Path, dev_server: str) -> list[Case]:
+    """The cases both schedulers run alike: on the test's own run (open, with one failure on
+    record), on a log file, and on the running dev server at `dev_server` (`start`: nothing to
+    start). `cancel_case` ends the run afterwards."""
+    return [
+        Case(("list",), (), lambda rows: run in [r["id"] for r in rows]),
+        Case(("pause",), (run,), lambda a: a["action"] == "pause" and a["signalled"] is True),
+        Case(("resume",), (run,), lambda a: a["action"] == "resume" and a["run"] == run),
+        Case(("diagnose",), (str(log),), lambda d: d["symptom"] == "crash"),
+        Case(("signatures",), (), lambda rows: "cuda-illegal-address" in [r["id"] for r in rows]),
+        Case(("policy", "show"), ("default",), lambda p: p["name"] == "default"),
+        Case(("whatif",), ("--policy", "default", "--run", run), lambda w: w["failures"] >= 1),
+        Case(("upgrade-check",), (), lambda u: u["checked"] >= 1 and u["failed"] == [], timeout=180),
+        Case(("dev-server", "status"), (), lambda s: s["serving"] is True and s["address"] == dev_server),
+        Case(("dev-server", "start"), (), lambda a: a["started"] is False and a["address"] == dev_server),
+    ]
+
+
+def cancel_case(run: str) -> Case:
+    """Stop recovering the test's run and kill its job: the last case."""
+    return Case(("cancel",), ("--kill-job", run), lambda a: a["action"] == "cancel" and a["kill_job"] is True)

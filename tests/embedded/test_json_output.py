@@ -20,15 +20,23 @@ import pytest
 
 from recovery.activities.schedulers.local import launcher as local_cluster
 from tests.embedded.conftest import Embedded, wait_for
-from tests.json_output import Case, json_documents, node_cases, private_home, private_home_cases, run_cases
+from tests.json_output import (
+    Case,
+    cancel_case,
+    json_documents,
+    node_cases,
+    private_home,
+    private_home_cases,
+    run_cases,
+    run_cases_on,
+)
 
 
-def restarted(embedded: Embedded, run: str) -> dict[str, Any] | None:
-    """The run's status once its second attempt runs (the first failed on node2)."""
+def restarted(embedded: Embedded, run: str) -> bool:
+    """Whether the run's second attempt runs (the first failed on node2)."""
     done = embedded.recovery("status", run, "--json")
-    status: dict[str, Any] = json.loads(done.stdout) if done.returncode == 0 else {}
-    attempts = status.get("attempts", [])
-    return status if len(attempts) >= 2 and attempts[-1]["state"] == "RUNNING" else None
+    attempts: list[dict[str, Any]] = json.loads(done.stdout)["attempts"] if done.returncode == 0 else []
+    return len(attempts) >= 2 and attempts[-1]["state"] == "RUNNING"
 
 
 def idle_nodes(embedded: Embedded) -> list[str]:
@@ -50,32 +58,23 @@ def test_every_json_command_prints_json_only(embedded: Embedded, tmp_path: Path)
         (answer,) = json_documents(("submit",), submitted.stdout)
         assert answer["job_id"], answer
         run = answer["run"]
-        assert wait_for(lambda: restarted(embedded, run) is not None, timeout=120), embedded.recovery("status", run)
+        assert wait_for(lambda: restarted(embedded, run), timeout=120), embedded.recovery("status", run)
         free = idle_nodes(embedded)
         assert len(free) >= 2, f"the node steps need two nodes the run does not use: {free}"
         server, daemon = embedded.server, local_cluster.status()
         with private_home(embedded.recovery) as own:
             cases = [
-                Case(("list",), (), lambda rows: run in [r["id"] for r in rows]),
                 Case(("status",), (run,), lambda s: s["run"]["id"] == run and len(s["attempts"]) >= 2),
-                Case(("pause",), (run,), lambda a: a["action"] == "pause" and a["signalled"] is True),
-                Case(("resume",), (run,), lambda a: a["action"] == "resume" and a["run"] == run),
+                *run_cases_on(run, log, server.address),
                 Case(("cluster", "status"), (), lambda s: s["running"] and s["pid"] == daemon.pid),
                 # Already running: nothing started, the running daemon named.
                 Case(("cluster", "start"), (), lambda a: (a["started"], a["pid"]) == (False, daemon.pid)),
                 *node_cases(free),
                 Case(("nodes",), (), lambda rows: "node2" in [r["node"] for r in rows]),
-                Case(("diagnose",), (str(log),), lambda d: d["symptom"] == "crash"),
-                Case(("signatures",), (), lambda rows: "cuda-illegal-address" in [r["id"] for r in rows]),
-                Case(("policy", "show"), ("default",), lambda p: p["name"] == "default"),
-                Case(("whatif",), ("--policy", "default", "--run", run), lambda w: w["failures"] >= 1),
-                Case(("upgrade-check",), (), lambda u: u["checked"] >= 1 and u["failed"] == [], timeout=180),
-                Case(("dev-server", "status"), (), lambda s: s["serving"] and s["address"] == server.address),
-                Case(("dev-server", "start"), (), lambda a: a["started"] is False),
                 *private_home_cases(own),
                 # Forgets the failure this run left on node2: the history as the test found it.
                 Case(("nodes", "clear"), ("node2",), lambda c: c["node"] == "node2" and c["forgotten"] >= 1),
-                Case(("cancel",), ("--kill-job", run), lambda a: a["action"] == "cancel" and a["kill_job"] is True),
+                cancel_case(run),
             ]
             run_cases(embedded.recovery, cases, ran_before=[("submit",)])
     finally:

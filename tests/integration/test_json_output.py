@@ -19,7 +19,16 @@ import pytest
 
 from recovery.client.cli_cluster import NOT_RUNNING
 from tests.integration.recovery_rig import Rig, failing_node, job_facts, job_script
-from tests.json_output import Case, json_documents, node_cases, private_home, private_home_cases, run_cases
+from tests.json_output import (
+    Case,
+    cancel_case,
+    json_documents,
+    node_cases,
+    private_home,
+    private_home_cases,
+    run_cases,
+    run_cases_on,
+)
 
 SLURM_CLUSTER = "recovery"  # the dev cluster's ClusterName, where node history is kept
 
@@ -47,19 +56,10 @@ async def test_every_json_command_prints_json_only(rig: Rig, tmp_path: Path) -> 
     server = rig.dev.server
     with private_home(rig.recovery) as own:
         cases = [
-            Case(("list",), (), lambda rows: run in [r["id"] for r in rows]),
             Case(("status",), (run,), lambda s: s["run"]["id"] == run and s["run"]["scheduler"] == "slurm"),
-            Case(("pause",), (run,), lambda a: a["action"] == "pause" and a["signalled"] is True),
-            Case(("resume",), (run,), lambda a: a["action"] == "resume" and a["run"] == run),
+            *run_cases_on(run, log, server.address),
             Case(("cluster", "status"), (), lambda s: s["running"] is False, codes=(NOT_RUNNING,)),
             Case(("nodes",), ("--cluster", SLURM_CLUSTER), lambda rows: bad in [r["node"] for r in rows]),
-            Case(("diagnose",), (str(log),), lambda d: d["symptom"] == "crash"),
-            Case(("signatures",), (), lambda rows: "cuda-illegal-address" in [r["id"] for r in rows]),
-            Case(("policy", "show"), ("default",), lambda p: p["name"] == "default"),
-            Case(("whatif",), ("--policy", "default", "--run", run), lambda w: w["failures"] >= 1),
-            Case(("upgrade-check",), (), lambda u: u["checked"] >= 1 and u["failed"] == [], timeout=180),
-            Case(("dev-server", "status"), (), lambda s: s["serving"] and s["address"] == server.address),
-            Case(("dev-server", "start"), (), lambda a: a["started"] is False and a["address"] == server.address),
             *private_home_cases(own, on_cluster=node_cases(["node1", "node2"], own)),
             # Forgets the failure this run left: the node history as the test found it.
             Case(
@@ -67,6 +67,6 @@ async def test_every_json_command_prints_json_only(rig: Rig, tmp_path: Path) -> 
                 (bad, "--cluster", SLURM_CLUSTER),
                 lambda c: c["node"] == bad and c["forgotten"] >= 1,
             ),
-            Case(("cancel",), ("--kill-job", run), lambda a: a["action"] == "cancel" and a["kill_job"] is True),
+            cancel_case(run),
         ]
         run_cases(rig.recovery, cases, ran_before=[("submit",)])
