@@ -17,7 +17,31 @@ peak RSS):
   the same histories (`upgrade-check`), which a what-if by replay would cost at the least;
 - `recovery whatif --history FILE...` on the same histories exported to files (offline).
 
-At the end it cancels its runs and stops all of it, on Ctrl-C or on error too.
+At the end it cancels its runs and stops all of it, on Ctrl-C or on error too. Making 500 runs
+fail twice took 28 minutes here (the cluster's one NodeHistory workflow and the local daemon are
+the bottlenecks; see concurrent_runs.py); `--keep-home` keeps the dev server's SQLite and
+`--reuse HOME` measures again on it in three minutes.
+
+What it found (2 cores shared with three other sessions' tests, 2026-12-02; 500 open runs of
+about 141 events each, 1,000 recorded failures; each row one command, in one run):
+
+                                          first run      --reuse, later   --reuse, busier
+    upgrade-check (open + closed 1d)      33.5 s (*)     21.6 s, 193 MiB  26.4 s, 172 MiB
+    baseline: fetch+replay one by one     53.1 s         68.7 s,  99 MiB  96.9 s,  99 MiB
+    whatif --policy strict (live)          4.1 s, 172 MiB 12.0 s, 170 MiB  13.2 s, 171 MiB
+    whatif --history (500 files)           9.0 s (**)    34.9 s (**)      14.8 s, 138 MiB
+
+    (*) one replay process; (**) before it parsed only the events it reads.
+
+- Replaying is CPU-bound: about 0.6 ms an event through the SDK (its payload visitor and the
+  sandbox take half), 60-90 ms a history of 141 events on this machine. Two processes (one per
+  CPU) halve it; fetching 500 histories (32 at a time) costs the dev server 6-12 s of CPU, and
+  overlaps with the replay. The baseline pays both one after the other, and the sandbox's
+  re-import of the workflow module for every history.
+- whatif replays nothing: it decodes a dozen payloads a run; live, most of its time is the
+  fetch. Offline, protobuf's pure-Python JSON parser is most of it (15 ms a file).
+- The figures move with the other sessions' load by up to 3x; the baseline in the same run
+  shows by how much.
 """
 
 from __future__ import annotations

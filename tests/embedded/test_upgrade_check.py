@@ -75,6 +75,8 @@ async def test_upgrade_check_replays_open_runs_against_the_installed_code(embedd
     finally:
         for spec in (restarted, plain):
             await runs.signal_run(client, spec.run_id, "cancel", kill_job=True)
+        for spec in (restarted, plain):  # their jobs gone before the next test needs the nodes
+            await asyncio.wait_for(runs.wait_result(client, spec.run_id), 60)
         embedded.stop_workers()
 
 

@@ -17,6 +17,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import textwrap
@@ -319,6 +320,7 @@ async def record_local(names: list[str], out: Path) -> dict[str, dict[str, str]]
     finally:
         local_cluster.stop()
         server.stop()
+        shutil.rmtree(home, ignore_errors=True)
 
 
 def write_manifest(out: Path, written: dict[str, dict[str, str]]) -> None:
