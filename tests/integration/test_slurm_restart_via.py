@@ -133,7 +133,11 @@ async def test_node_fail_requeued_by_slurm_is_cancelled_and_resubmitted_once_acr
     assert status.run.state == "completed", status.model_dump_json(indent=1)
     assert second != job and victim not in status.attempts[-1].nodes, status.attempts
     assert job_facts(job).state == "CANCELLED", job_facts(job).raw
-    assert [a.kind for a in status.actions if a.changed].count("cancel") == 1, status.actions
+    # The worker died after the cancel and before Temporal heard of it: the retry finds the job
+    # ended and records no second cancel; Slurm got exactly one.
+    assert [a.kind for a in status.actions if a.changed].count("cancel") <= 1, status.actions
+    kills = [line for line in ctld_log_lines(rig.slurm_dir, job) if "REQUEST_KILL_JOB" in line]
+    assert len(kills) == 1, kills
     assert run_jobs(spec.run_id) == sorted([job, second]), "one resubmission, never two"
 
 
