@@ -208,7 +208,7 @@ class ActionActivities:
         while time.monotonic() < deadline:
             last = await self._observe_or_none(inp.job_id)
             activity.heartbeat(last.state if last else "unknown")
-            if last is not None and last.restart_count >= inp.successor_restart_count and last.started_at:
+            if last is not None and _successor_started(last, inp):
                 return _counted(_judge_successor(last, inp), inp)
             await asyncio.sleep(inp.poll_seconds)
         where = f"{last.state} ({last.reason})" if last else "job unknown to the scheduler"
@@ -252,6 +252,18 @@ class ActionActivities:
             changed=changed,
             detail=detail,
         )
+
+
+def _successor_started(obs: JobObservation, inp: VerifyInput) -> bool:
+    """The successor's own run has started: its restart count, a start no earlier than the
+    failure, and not still completing. Slurm 25.11 counts a requeue at once even while the failed
+    run is still COMPLETING (after a slurmctld restart, until it resends the terminate a minute
+    later): released meanwhile, the job shows RUNNING-like COMPLETING on the failed run's nodes."""
+    if obs.restart_count < inp.successor_restart_count or obs.started_at is None:
+        return False
+    if "COMPLETING" in obs.scheduler_state.upper():
+        return False
+    return inp.failed_at is None or obs.started_at >= inp.failed_at.replace(microsecond=0)
 
 
 def _judge_successor(obs: JobObservation, inp: VerifyInput) -> VerifyResult:
