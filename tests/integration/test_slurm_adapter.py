@@ -20,6 +20,7 @@ import asyncio
 import importlib.util
 import os
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -204,6 +205,8 @@ async def test_requeue_hold_exclude_release_moves_a_two_node_job(
     assert done.state is JobState.CANCELLED
     assert done.excluded_nodes == [bad] and done.restart_count == 1
 
+    if isinstance(slurm, PyslurmScheduler):  # libslurm ran in the child processes, never here
+        assert "pyslurm" not in sys.modules
     if isinstance(slurm, SlurmScheduler):
         detail = await slurm.detail(job)
         assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
