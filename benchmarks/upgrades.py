@@ -27,6 +27,7 @@ import asyncio
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -140,6 +141,20 @@ async def prepare(args: argparse.Namespace, rig: Rig) -> tuple[list[str], list[s
     return run_ids, files, took
 
 
+async def reopen(rig: Rig) -> tuple[list[str], list[str]]:
+    """--reuse: the dev server again on the SQLite an earlier run kept; its runs as they were."""
+    from recovery.client.temporal_client import connect
+    from recovery.worker.devserver import DevServer
+
+    rig.server = True
+    DevServer.from_env().start(timeout=60)
+    client = await connect()
+    query = 'WorkflowType = "TrainingRun" AND ExecutionStatus = "Running"'
+    run_ids = [wf.id async for wf in client.list_workflows(query)]
+    shutil.rmtree(rig.home / "histories", ignore_errors=True)
+    return run_ids, await export(client, rig.home / "histories")
+
+
 def measure(args: argparse.Namespace, files: list[str], home: Path) -> list[tuple[str, float, float, str]]:
     recovery = [sys.executable, "-m", "recovery.worker"]
     strict = home / "strict.yaml"
@@ -174,13 +189,21 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--runs", type=int, default=500)
     parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
+    parser.add_argument("--reuse", metavar="HOME", type=Path, help="measure again on a RECOVERY_HOME kept earlier")
     args = parser.parse_args()
     home = setup_env()
+    if args.reuse is not None:
+        shutil.rmtree(home, ignore_errors=True)
+        home, args.keep_home = args.reuse, True
+        os.environ["RECOVERY_HOME"] = str(home)
     os.environ["RECOVERY_TASK_QUEUE"] = f"recovery-bench-{secrets.token_hex(3)}"
     rig = Rig(home)
     code = 1
     try:
-        run_ids, files, _ = asyncio.run(prepare(args, rig))
+        if args.reuse is not None:
+            run_ids, files = asyncio.run(reopen(rig))
+        else:
+            run_ids, files, _ = asyncio.run(prepare(args, rig))
         rows = measure(args, files, home)
         print(f"\n{'':36} {'wall':>8} {'peak RSS':>10}  result")
         for label, wall, rss, summary in rows:

@@ -19,6 +19,7 @@ from recovery.client.whatif import (
     evaluate,
     live_histories,
     offline_converter,
+    query_for,
     read_history_files,
     recorded_failures,
 )
@@ -103,6 +104,7 @@ def _whatif(args: argparse.Namespace) -> int:
             runs = await recorded_failures(named, offline_converter())
             runs = [r for r in runs if not args.run or r.run in args.run]
         else:
+            query_for(since, args.run)  # a run id that cannot be queried fails before connecting
             client = await connect()
             histories = await live_histories(client, since, args.run)
             runs = await recorded_failures(((h.workflow_id, h) for h in histories), client.data_converter)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from recovery.activities.text import clip
+from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.format import between, duration, when
 from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
 
@@ -15,9 +16,8 @@ STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks),
 
 
 def run_table(runs: list[RunSummary]) -> str:
-    rows = [("RUN", "NAME", "STATE", "STARTED", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")]
-    rows += [
-        (
+    rows = [
+        [
             r.id,
             r.name,
             r.state.value,
@@ -26,18 +26,35 @@ def run_table(runs: list[RunSummary]) -> str:
             r.job_id or "-",
             r.last_symptom or "-",
             r.owner,
-        )
+        ]
         for r in runs
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return table(RUN_COLUMNS, rows)
+
+
+# Trouble red, waiting yellow, fine green (client/console.py).
+STATE_STYLES = {
+    "running": "green",
+    "completed": "green",
+    "recovering": "yellow",
+    "pending": "yellow",
+    "paused": "yellow",
+    "gave_up": "bold red",
+    "cancelled": "dim",
+}
+RUN_COLUMNS = (
+    Column("RUN"),
+    Column("NAME", fit=True),
+    Column("STATE", style=STATE_STYLES.get),
+    *(Column(h) for h in ("STARTED", "ATTEMPTS", "JOB", "LAST SYMPTOM", "OWNER")),
+)
 
 
 def timeline(status: RunStatus, ui_url: str | None = None) -> str:
     run = status.run
     paused = " (paused)" if run.paused and run.state.value != "paused" else ""
     lines = [
-        f"run {run.id}  {run.name}  state {run.state.value}{paused}",
+        f"run {run.id}  {run.name}  state {paint(run.state.value, STATE_STYLES.get(run.state.value, ''))}{paused}",
         f"  scheduler {run.scheduler}  policy {run.policy}  owner {run.owner}",
         "",
         "attempts:",
@@ -51,7 +68,8 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
             f"  started {when(a.started_at)}  ran {between(a.started_at, a.ended_at)}"
         )
     for s in status.symptoms:
-        lines.append(f"symptom  attempt #{s.attempt_index}: {s.kind} at {when(s.detected_at)}")
+        kind = paint(s.kind, SYMPTOM_STYLES.get(s.kind, ""))
+        lines.append(f"symptom  attempt #{s.attempt_index}: {kind} at {when(s.detected_at)}")
         lines += _evidence(s.evidence)
     for adv in status.advice:
         acted = "" if adv.acted else " (not acted)"

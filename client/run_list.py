@@ -65,7 +65,7 @@ def parse_filter(
 
 
 def _states(value: str) -> tuple[RunState, ...]:
-    words = [w.strip() for w in value.split(",") if w.strip()]
+    words = [w.strip().lower() for w in value.split(",") if w.strip()]  # squeue users type RUNNING
     if not words:
         raise ListError(f"--state needs a state ({STATES})")
     unknown = [w for w in words if w not in {s.value for s in RunState}]

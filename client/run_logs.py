@@ -25,7 +25,7 @@ from recovery.client.cli_options import whole_number
 from recovery.client.run_watch import RunPoller
 from recovery.client.runs import RunError, poll_status
 from recovery.client.temporal_client import connect
-from recovery.workflows.models import Attempt, RunState
+from recovery.workflows.models import Attempt, RunState, RunStatus
 
 _CHUNK = 1 << 20
 
@@ -97,7 +97,7 @@ async def print_attempt(client: Client, run_id: str, wanted: int | None, out: Bi
     attempt = pick_attempt(run_id, status.attempts, wanted)
     segment = segments(status.attempts).get(attempt.index)
     if segment is None or (attempt.started_at is None and not Path(segment.path).exists()):
-        print(f"attempt #{attempt.index} has not written any output yet ({attempt.state.value})", file=note)
+        print(f"attempt #{attempt.index} has not written any output yet ({attempt.state.value.lower()})", file=note)
         return
     reader = SegmentReader(segment, note)
     reader.copy(out, must_exist=True)
@@ -110,6 +110,7 @@ class SegmentReader:
         self.segment = segment
         self.position = segment.start
         self.note = note
+        self.missing_noted = False
 
     @property
     def done(self) -> bool:
@@ -127,10 +128,12 @@ class SegmentReader:
                 f.seek(self.position)
                 self._pump(f, out)
         except FileNotFoundError:
+            what = f"attempt #{self.segment.attempt}'s output {path}"
             if must_exist:
-                raise RunError(
-                    f"attempt #{self.segment.attempt}'s output {path} does not exist on this machine"
-                ) from None
+                raise RunError(f"{what} does not exist on this machine") from None
+            if not self.missing_noted:  # not written yet, or on another machine's file system
+                print(f"{what} is not there yet (is it on this machine?); waiting for it", file=self.note)
+            self.missing_noted = True
         except OSError as e:
             raise RunError(f"cannot read attempt #{self.segment.attempt}'s output {path}: {e.strerror or e}") from None
 
@@ -172,33 +175,48 @@ class Follower:
 
     def __init__(self, poller: RunPoller, out: BinaryIO) -> None:
         self.poller, self.out = poller, out
+        self.last: SegmentReader | None = None  # the latest reader: where printing got to
 
     async def follow(self, wanted: int | None) -> RunState:
         """From attempt `wanted` (default: the latest); the run's final state."""
-        poller, note = self.poller, self.poller.note
+        poller = self.poller
         poll = await poller.first()
         while not poll.status.attempts and poll.open:
             poll = await poller.next(poll)
         current = pick_attempt(poller.run_id, poll.status.attempts, wanted).index
         reader: SegmentReader | None = None
         while True:
-            attempts = poll.status.attempts
-            segment = segments(attempts).get(current)
+            status = poll.status
+            segment = segments(status.attempts).get(current)
+            later = [a.index for a in status.attempts if a.index > current]
             if segment is not None:
-                if reader is None:
-                    print(header(_by_index(attempts, current)), file=note)
-                    reader = SegmentReader(segment, note)
+                reader = reader or self._start(status.attempts, segment)
                 reader.segment = segment  # its end is known once a successor writes to the same file
-                reader.copy(self.out)
-            later = [a.index for a in attempts if a.index > current]
+                if later or not poll.open or not _failed(status, current):
+                    reader.copy(self.out)
             if later and (reader is None or reader.segment.end is None or reader.done):
-                # This attempt is over (a successor exists) and its part is read: to its end,
-                # or to the end of a file that no one writes any more.
+                # This attempt is over and its part is read: to where its successor starts, or
+                # to the end of a file no one writes any more.
                 current, reader = later[0], None
                 continue
             if not poll.open:
-                return poll.status.run.state
+                return status.run.state
             poll = await poller.next(poll)
+
+    def _start(self, attempts: list[Attempt], segment: Segment) -> SegmentReader:
+        print(header(_by_index(attempts, segment.attempt)), file=self.poller.note)
+        reader = SegmentReader(segment, self.poller.note)
+        if self.last is not None and self.last.segment.path == segment.path:
+            reader.position = max(reader.position, self.last.position)  # never print a byte twice
+        self.last = reader
+        return reader
+
+
+def _failed(status: RunStatus, index: int) -> bool:
+    """Attempt `index` has a symptom: the run is recovering from it. Its successor may soon
+    append to the same file, before the run records where it starts: until then, what follows
+    in the file cannot be told apart, so it waits (the successor's record says where)."""
+    return any(s.attempt_index == index for s in status.symptoms)
 
 
 def _by_index(attempts: list[Attempt], index: int) -> Attempt:

@@ -223,8 +223,12 @@ async def list_runs(client: Client) -> list[RunSummary]:
 async def iter_runs(client: Client, where: str = "") -> AsyncIterator[RunSummary]:
     """Runs from Temporal visibility, in its order; `where` narrows the query (ANDed)."""
     query = f"{RUNS_QUERY} AND {where}" if where else RUNS_QUERY
-    async for wf in client.list_workflows(query):
-        yield await _summary(wf)
+    try:
+        async for wf in client.list_workflows(query):
+            yield await _summary(wf)
+    except RPCError as e:
+        problem = namespace_problem(e, client.namespace)
+        raise RunError(problem or f"Temporal refused the list query ({e.message})") from None
 
 
 async def _summary(wf: WorkflowExecution) -> RunSummary:

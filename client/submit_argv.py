@@ -109,8 +109,12 @@ def _take(option: SbatchOption, out: SubmitWords) -> None:
     mine = SAME_AS.get(option.name)
     if mine is None:
         out.sbatch.append(option)
-    else:
-        out.own += [mine, option.value or ""]
+        return
+    if option.name == "nodes" and not (option.value or "").isdigit():
+        raise SubmitError(
+            f"{' '.join(option.words)}: a run needs a node count; write a range in the script's #SBATCH --nodes"
+        )
+    out.own += [mine, option.value or ""]
 
 
 def refuse_on_local(options: list[SbatchOption]) -> None:

@@ -7,11 +7,12 @@ Read-only: it starts, signals and changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowHistory
 
-from recovery.client.replay import WORKFLOWS, ReplayFailure, fetch_histories, replay
+from recovery.client.replay import WORKFLOWS, ReplayFailure, replay, stream_histories
 from recovery.workflows.models import Model
 
 
@@ -36,9 +37,17 @@ def query_for(closed_since: timedelta, now: datetime) -> str:
 
 
 async def check_upgrade(client: Client, closed_since: timedelta, now: datetime) -> UpgradeCheck:
-    histories = await fetch_histories(client, query_for(closed_since, now))
-    failures = await replay(histories, client.data_converter)
-    return UpgradeCheck(checked=len(histories), failed=[_failed(f) for f in failures])
+    checked = 0
+
+    async def counted() -> AsyncIterator[WorkflowHistory]:
+        nonlocal checked
+        async for history in stream_histories(client, query_for(closed_since, now)):
+            checked += 1
+            yield history
+
+    # Replayed as they arrive: fetching the rest overlaps with replaying the first.
+    failures = await replay(counted(), client.data_converter)
+    return UpgradeCheck(checked=checked, failed=[_failed(f) for f in failures])
 
 
 def _failed(failure: ReplayFailure) -> FailedRun:

@@ -221,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
     p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
-    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    rest = p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    rest.required = False  # else a missing script is reported as "required: JOB.sbatch, ARGS"
     p.set_defaults(func=cmd_submit)
 
     p = sub.add_parser("list", help="list runs (newest open runs first)")

@@ -423,7 +423,10 @@ def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
     if request.output:
         argv.append(f"--output={request.output}")
     if as_user and as_user != _me():
-        argv.append(f"--uid={_checked_user(as_user)}")
+        # numbers: 25.11's sbatch refuses a user name here ("Invalid --uid specification"), and
+        # without --gid the job would keep root's group
+        owner = _owner(as_user)
+        argv += [f"--uid={owner.pw_uid}", f"--gid={owner.pw_gid}"]
     return argv
 
 
@@ -438,12 +441,11 @@ def _me() -> str:
     return pwd.getpwuid(os.geteuid()).pw_name
 
 
-def _checked_user(user: str) -> str:
+def _owner(user: str) -> pwd.struct_passwd:
     try:
-        pwd.getpwnam(user)
+        return pwd.getpwnam(user)
     except KeyError:
         raise SchedulerError(f"no such user on this machine: {user!r}") from None
-    return user
 
 
 def parse_parsable(stdout: str) -> str:

@@ -48,12 +48,16 @@ def test_submit_says_which_scheduler_and_where_from(embedded: Embedded, script: 
 
 
 def test_the_config_file_chooses_slurm(embedded: Embedded, script: Path, tmp_path: Path) -> None:
-    """With `scheduler: slurm` in the config and nothing else said, submit goes to Slurm (here,
-    where Slurm is not installed, it fails in one line naming sbatch) and starts nothing."""
+    """With `scheduler: slurm` in the config and nothing else said, submit goes to Slurm: with
+    no Slurm commands on its PATH it fails in one line naming sbatch, and starts nothing (the
+    real cluster's case is tests/integration/test_submit_on_slurm.py)."""
+    no_slurm = tmp_path / "bin"
+    no_slurm.mkdir()
     before = json.loads(embedded.recovery("list", "--json").stdout)
-    done = embedded.recovery("submit", "--config", str(slurm_config(tmp_path)), str(script), cwd=script.parent)
-    if done.returncode == 0:
-        pytest.skip("Slurm's commands are installed here: tests/integration covers this with the real cluster")
+    done = embedded.recovery(
+        "submit", "--config", str(slurm_config(tmp_path)), str(script), cwd=script.parent, PATH=str(no_slurm)
+    )
+    assert done.returncode == 1 and done.stdout == ""
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "sbatch" in lines[0], done.stderr
     assert json.loads(embedded.recovery("list", "--json").stdout) == before

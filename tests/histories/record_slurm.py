@@ -1,29 +1,41 @@
 """The Slurm paths for tests/histories/record.py: they need the real Slurm dev cluster
-(`deploy/slurm-dev-cluster start`), and run `recovery worker --scheduler slurm` subprocesses on
-a private dev server, as tests/integration does.
+(`deploy/slurm-dev-cluster start`; its commands first on PATH), and run `recovery worker
+--scheduler slurm` subprocesses on a private dev server, as tests/integration does.
 
-- adopted_slurm_job: a job submitted with plain sbatch and `--comment=recovery`, adopted by the
-  worker's discovery; its GPU crash is restarted by requeue-hold, exclude, release;
-- resubmitted_job: the same with `--no-requeue`: the restart resubmits it as a new job;
-- slurm_discovery: the cluster's SlurmDiscovery workflow that adopted them.
+- adopted_slurm_job: a job submitted with plain sbatch and `--comment=recovery`, then adopted by
+  a run (`adopt_attempt`) as discovery or `recovery submit --scheduler slurm` would; its GPU
+  crash is restarted by requeue-hold, exclude, release;
+- resubmitted_job: the same with `sbatch --no-requeue`: the restart resubmits it as a new job
+  of the same run.
+
+Discovery (the SlurmDiscovery workflow, adopting opted-in jobs it finds) stays off: on a
+cluster others use it would adopt, and act on, their opted-in jobs too.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from temporalio.client import Client
 
-from tests.integration.recovery_rig import Rig, TemporalDev, dev_cluster, job_script, new_rig, sbatch
+from recovery.client import runs
+from recovery.client.submit import build_spec
+from tests.integration.recovery_rig import FAST, Rig, TemporalDev, dev_cluster, job_script, new_rig, sbatch
 
 Save = Callable[[Client, str, str, str], Awaitable[None]]
+SLURM = {
+    "adopted_slurm_job": (
+        (),
+        "a plain sbatch job opted in and adopted by a run; its GPU crash restarted by requeue",
+    ),
+    "resubmitted_job": (("--no-requeue",), "a --no-requeue job: the restart resubmitted it as a new job of the run"),
+}
 
 
 def slurm_dir() -> Path:
-    """Where the running dev cluster keeps its state; its SLURM_CONF goes into os.environ."""
-    import os
-
+    """Where the running dev cluster keeps its state; its exports go into os.environ."""
     exports = {}
     for line in dev_cluster("env").stdout.splitlines():
         if line.startswith("export ") and "=" in line:
@@ -33,37 +45,27 @@ def slurm_dir() -> Path:
     return Path(exports.get("SLURM_DEV_DIR") or Path(exports["SLURM_CONF"]).parents[1])
 
 
-async def adopted(rig: Rig, save: Save, name: str, *options: str) -> None:
+async def one(rig: Rig, save: Save, name: str) -> None:
+    options, path = SLURM[name]
     script = job_script(rig.workdir(name), first_run="xid", seconds=4)
     job = sbatch(*options, "--comment=recovery", f"--chdir={script.parent}", script=script)
     rig.jobs.append(job)
-    run_id = f"recovery-{job}"
-    status = await rig.result(run_id, timeout=180)
+    spec = build_spec(str(script), [], "slurm", "default", None, None, script.parent)
+    spec.tuning, spec.adopt_job_id = FAST, job
+    await runs.start_run(rig.client, spec, task_queue=rig.task_queue)
+    status = await rig.result(spec.run_id, timeout=180)
     if status.run.state != "completed" or len(status.attempts) != 2:
         raise RuntimeError(f"{name}: {status.run.state} after {len(status.attempts)} attempts")
-    path = {
-        "adopted_slurm_job": "a plain sbatch job opted in, adopted by discovery; GPU crash restarted by requeue",
-        "resubmitted_job": "an opted-in --no-requeue job: the restart resubmitted it as a new job",
-    }[name]
-    await save(rig.client, name, run_id, path)
+    await save(rig.client, name, spec.run_id, path)
 
 
 async def record_slurm(names: list[str], save: Save) -> None:
     dev = TemporalDev.start()
     rig = await new_rig(dev, slurm_dir())
     try:
-        rig.start_worker(mode="act", discovery=True)
-        if "adopted_slurm_job" in names:
-            await adopted(rig, save, "adopted_slurm_job")
-        if "resubmitted_job" in names:
-            await adopted(rig, save, "resubmitted_job", "--no-requeue")
-        if "slurm_discovery" in names:
-            async for wf in rig.client.list_workflows('WorkflowType="SlurmDiscovery"'):
-                await save(rig.client, "slurm_discovery", wf.id, "the cluster's discovery loop that adopted them")
-                break
+        rig.start_worker(mode="act")
+        for name in names:
+            await one(rig, save, name)
     finally:
         await rig.close()
         dev.stop()
-
-
-SLURM = ("adopted_slurm_job", "resubmitted_job", "slurm_discovery")

@@ -22,8 +22,10 @@ from tests.histories.next_version import next_version
 
 HERE = Path(__file__).resolve().parent
 VERSIONS = sorted(p for p in HERE.iterdir() if (p / "manifest.json").is_file())
-# The paths a run can take that this machine records without a Slurm cluster.
-LOCAL_PATHS = {
+# The paths a run can take (tests/histories/record.py and record_slurm.py).
+PATHS = {
+    "adopted_slurm_job",
+    "resubmitted_job",
     "crash_recovered",
     "node_failure",
     "hang",
@@ -52,14 +54,14 @@ def activities_of(history: WorkflowHistory) -> list[str]:
     ]
 
 
-def test_every_version_folder_names_its_version_and_covers_the_local_paths() -> None:
+def test_every_version_folder_names_its_version_and_covers_every_path() -> None:
     assert VERSIONS, "no recorded histories"
     for folder in VERSIONS:
         manifest = json.loads((folder / "manifest.json").read_text())
         assert manifest["recovery"] == folder.name
         # A continue-as-new chain is NAME-1.json, NAME-2.json, ...
         recorded = {re.sub(r"-\d+$", "", name.removesuffix(".json")) for name in manifest["histories"]}
-        assert recorded >= LOCAL_PATHS, f"{folder.name} lacks {sorted(LOCAL_PATHS - recorded)}"
+        assert recorded >= PATHS, f"{folder.name} lacks {sorted(PATHS - recorded)}"
         for name in manifest["histories"]:
             assert (folder / name).is_file(), f"{folder.name}/{name} is in the manifest but missing"
 
@@ -86,3 +88,13 @@ async def test_the_same_change_behind_workflow_patched_replays_everything(tmp_pa
     changed = next_version(tmp_path, guarded=True).TrainingRun
     histories = [h for folder in VERSIONS for h in load(folder)]
     assert await replay(histories, pydantic_data_converter, (changed, NodeHistory, SlurmDiscovery)) == []
+
+
+async def test_replay_spread_over_processes_finds_the_same_failures(tmp_path: Path) -> None:
+    changed = next_version(tmp_path, guarded=False).TrainingRun
+    histories = [h for folder in VERSIONS for h in load(folder)]
+    workflows = (changed, NodeHistory, SlurmDiscovery)
+    alone = await replay(histories, pydantic_data_converter, workflows, processes=1)
+    spread = await replay(histories, pydantic_data_converter, workflows, processes=2, batch=4)
+    assert alone and sorted(alone, key=lambda f: f.run_id) == sorted(spread, key=lambda f: f.run_id)
+    assert await replay(histories, pydantic_data_converter, processes=2, batch=4) == []

@@ -27,19 +27,19 @@ async def test_every_json_command_prints_json_only(rig: Rig, tmp_path: Path) -> 
     assert answer["job_id"], answer
     rig.jobs.append(answer["job_id"])
     commands = {
+        ("submit",): None,  # run above
         ("list",): ["list"],
         ("status",): ["status", answer["run"]],
+        # the local scheduler's daemon, which a Slurm user does not run: "not running" (exit 3)
+        ("cluster", "status"): ["cluster", "status"],
         ("nodes",): ["nodes", "--cluster", "recovery"],
         ("diagnose",): ["diagnose", str(log)],
         ("signatures",): ["signatures"],
     }
-    # `cluster status` is the local scheduler's daemon, which a Slurm user does not run: it
-    # fails in one line on stderr and prints nothing on stdout, JSON or not.
-    assert {("submit",), ("cluster", "status"), *commands} == json_commands()
+    assert set(commands) == json_commands()
     for command, argv in commands.items():
+        if argv is None:
+            continue
         done = rig.recovery(*argv, "--json")
-        assert done.returncode == 0, f"{command}: {done.stderr}"
+        assert done.returncode in ((0, 3) if command == ("cluster", "status") else (0,)), f"{command}: {done.stderr}"
         assert json_documents(command, done.stdout)
-    absent = rig.recovery("cluster", "status", "--json")
-    assert absent.returncode != 0 and absent.stdout == ""
-    assert len(absent.stderr.strip().splitlines()) == 1, absent.stderr

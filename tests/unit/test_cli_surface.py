@@ -26,6 +26,7 @@ def test_a_bare_recovery_prints_help_and_succeeds(capsys: pytest.CaptureFixture[
     [
         (["no-such-command"], "recovery: argument COMMAND: invalid choice: 'no-such-command'"),
         (["status"], "recovery: status: the following arguments are required: RUN (see `recovery status --help`)"),
+        (["submit"], "recovery: submit: the following arguments are required: JOB.sbatch (see"),
         (["dev-server", "restart"], "recovery: dev-server: argument COMMAND: invalid choice: 'restart'"),
         (["nodes", "clear"], "recovery: nodes clear: the following arguments are required: NAME"),
         (["list", "--bogus"], "recovery: unrecognized arguments: --bogus"),
@@ -72,10 +73,12 @@ def leaves(
     return found
 
 
-# Commands that change something. pause, resume and cancel gain --json on another branch
-# (issue 12's point 5 is shared); add them here once both are in.
+# Commands that change something.
 CHANGING = [
     ("submit",),
+    ("pause",),
+    ("resume",),
+    ("cancel",),
     ("dev-server", "start"),
     ("dev-server", "stop"),
     ("cluster", "start"),

@@ -114,3 +114,17 @@ def test_the_workers_log_on_a_terminal_obeys_no_color(
     written = os.read(terminal_main(terminal), 4096).decode()
     assert "worker started" in written
     assert (ESC in written) is coloured
+
+
+@pytest.mark.parametrize(("no_color", "coloured"), [("", True), ("1", False)])
+def test_status_colours_state_and_symptom_on_a_terminal_only(
+    terminal: TextIO, monkeypatch: pytest.MonkeyPatch, no_color: str, coloured: bool
+) -> None:
+    from tests.unit.test_format import status_of
+
+    monkeypatch.setenv("NO_COLOR", no_color)
+    monkeypatch.setattr("sys.stdout", terminal)
+    text = status_of("NCCL WARN timeout")
+    assert (f"state {ESC}32mrunning" in text) is coloured  # green: running
+    assert (f": {ESC}31mcrash" in text) is coloured  # red: a crash
+    assert "state running" in visible(text) and ": crash at " in visible(text)

@@ -40,7 +40,7 @@ def test_each_filter_is_a_clause_on_its_search_attribute() -> None:
 
 
 def test_several_states_are_one_in_clause() -> None:
-    wanted = parse_filter("running, recovering,running", None, None, None, None)
+    wanted = parse_filter("running, RECOVERING,Running", None, None, None, None)
     assert wanted.states == (RunState.RUNNING, RunState.RECOVERING)
     assert visibility_query(wanted, NOW) == 'RecoveryState IN ("running", "recovering")'
 
@@ -162,7 +162,15 @@ def test_an_unreadable_output_is_one_line(tmp_path: Path) -> None:
     reader = SegmentReader(Segment(attempt=2, path=str(tmp_path / "gone.out"), start=0, end=None), io.StringIO())
     with pytest.raises(RunError, match=r"attempt #2's output .*gone.out does not exist on this machine"):
         reader.copy(io.BytesIO(), must_exist=True)
-    reader.copy(io.BytesIO())  # while following, a file not written yet is simply not there yet
+    note = io.StringIO()
+    waiting = SegmentReader(Segment(attempt=2, path=str(tmp_path / "later.out"), start=0, end=None), note)
+    waiting.copy(io.BytesIO())  # while following, a file not written yet is waited for, said once
+    waiting.copy(io.BytesIO())
+    assert note.getvalue().count("later.out is not there yet") == 1
+    (tmp_path / "later.out").write_bytes(b"now\n")
+    out = io.BytesIO()
+    waiting.copy(out)
+    assert out.getvalue() == b"now\n"
 
 
 # --- status --watch --------------------------------------------------------------------------

@@ -78,6 +78,8 @@ def test_sbatch_spelling_of_recovery_s_own_is_recovery_s() -> None:
     assert split(["--nodes=2", "job.sbatch"], OWN).own == ["--nodes=2"]  # recovery's, as written
     with pytest.raises(SubmitError, match="--nodes given twice: sbatch's -N/--nodes is recovery's --nodes"):
         split(["-N", "2", "--nodes", "3", "job.sbatch"], OWN)
+    with pytest.raises(SubmitError, match="-N 2-4: a run needs a node count; write a range in the script's"):
+        split(["-N", "2-4", "job.sbatch"], OWN)
     with pytest.raises(SubmitError, match="--run given twice: sbatch's -J/--job-name is recovery's --run"):
         split(["--run", "a", "--job-name=b", "job.sbatch"], OWN)
 

@@ -289,7 +289,8 @@ def test_resubmission_keeps_output_and_owner() -> None:
     request = SubmitRequest(script="true", name="n", nodes=1, workdir="/w", token="t", output="/w/slurm-7.out")
     argv = sbatch_options(request, as_user="nobody")
     assert "--output=/w/slurm-7.out" in argv and "--open-mode=append" in argv
-    assert "--uid=nobody" in argv
+    nobody = pwd.getpwnam("nobody")
+    assert f"--uid={nobody.pw_uid}" in argv and f"--gid={nobody.pw_gid}" in argv
     plain = sbatch_options(SubmitRequest(script="true", name="n", nodes=1, workdir="/w", token="t"))
     assert not any(a.startswith(("--output", "--uid")) for a in plain)
 

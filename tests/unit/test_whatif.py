@@ -104,6 +104,7 @@ def test_run_filter_and_a_policy_that_changes_exclusions_and_backoff(tmp_path: P
     [
         (["--policy", "nightly", "--history", "x.json"], "unknown policy 'nightly'"),
         (["--policy", "default", "--history", "/nonexistent.json"], "cannot read history /nonexistent.json"),
+        (["--policy", "default", "--run", 'a"b'], "not a run id: 'a\"b'"),
         (
             ["--policy", "default", "--history", str(next(iter(MANIFESTS)) / "manifest.json")],
             "is not a Temporal history",
