@@ -115,9 +115,11 @@ class PyslurmScheduler:
     async def find(self, token: str) -> JobObservation | None:
         if not token:
             return None
-        me = pwd.getpwuid(os.getuid()).pw_name
+        # As the commands' find: the worker's own jobs, or everyone's for root, which resubmits a
+        # job as its owner (sbatch --uid), so another user's job cannot pose as a run's.
+        me = None if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
         listed = await self._jobs(None)
-        mine = [(j, x) for j, x in listed if j.user == me and parse_comment(j.comment).token == token]
+        mine = [(j, x) for j, x in listed if me in (None, j.user) and parse_comment(j.comment).token == token]
         if mine:
             newest = max(mine, key=lambda pair: id_order(pair[0].job_id))
             return (await self._complete([newest]))[newest[0].job_id]
