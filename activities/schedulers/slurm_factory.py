@@ -96,11 +96,12 @@ def pyslurm_release(conf: str | None, timeout: float = 30.0) -> calls.Release:
     is (importing pyslurm loads libslurm, which must not happen in the worker)."""
     pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=calls.prepare, initargs=(conf,))
     try:
-        return pool.submit(calls.release_or_reason).result(timeout)
+        found = pool.submit(calls.release_or_reason).result(timeout)
     except (FutureTimeout, BrokenProcessPool) as err:
+        pool.shutdown(wait=False, cancel_futures=True)  # a child stuck in libslurm is left to end
         return calls.Release(pyslurm="", controller="", error=f"pyslurm did not answer: {err!r}")
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+    pool.shutdown(wait=True)
+    return found
 
 
 def _major_minor(version: str) -> str:

@@ -20,8 +20,8 @@ cannot do it as the commands backend does (docs/slurm.md lists them):
   parser, and pyslurm's own (`load_sbatch_options`) knows part of sbatch's options and drops
   the rest silently;
 - clearing a job's exclusions: pyslurm sends nothing for an empty list;
-- the exit code of an ended job: pyslurm folds codes of 128 and above (137 reads as 9), so
-  ended jobs' codes come from one `squeue` for them;
+- the exit code of a failed job: pyslurm folds codes of 128 and above (137 reads as 9), so
+  failed jobs' codes come from one `squeue` for them;
 - accounting (`sacct`): jobs slurmctld no longer lists, per-node step results, `runs`, and
   `find` of a finished job, with the commands backend's parser of `sacct -D` runs.
 """
@@ -115,9 +115,11 @@ class PyslurmScheduler:
     async def find(self, token: str) -> JobObservation | None:
         if not token:
             return None
-        me = pwd.getpwuid(os.getuid()).pw_name
+        # As the commands' find: the worker's own jobs, or everyone's for root, which resubmits a
+        # job as its owner (sbatch --uid), so another user's job cannot pose as a run's.
+        me = None if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
         listed = await self._jobs(None)
-        mine = [(j, x) for j, x in listed if j.user == me and parse_comment(j.comment).token == token]
+        mine = [(j, x) for j, x in listed if me in (None, j.user) and parse_comment(j.comment).token == token]
         if mine:
             newest = max(mine, key=lambda pair: id_order(pair[0].job_id))
             return (await self._complete([newest]))[newest[0].job_id]
@@ -205,9 +207,10 @@ class PyslurmScheduler:
     async def _complete(self, jobs: list[tuple[facts.SqueueJob, list[str]]]) -> dict[str, JobObservation]:
         """Observations, with what the commands add for failed jobs: their exit codes (see the
         module doc), per-node step results, and which of their nodes are unusable now."""
-        ended = [job.job_id for job, _ in jobs if job.state[0].ended and job.state[0] is not JobState.COMPLETED]
-        if ended:
-            exits = {row.job_id: row.exit_text for row in await self.commands.squeue_rows(ended)}
+        # failed, timed out, node failure: the codes diagnosis reads (a cancel's code is Slurm's)
+        failed = [job.job_id for job, _ in jobs if facts.needs_failure_facts(job.state[0])]
+        if failed:
+            exits = {row.job_id: row.exit_text for row in await self.commands.squeue_rows(failed)}
             jobs = [(_with_exit(job, exits.get(job.job_id)), excluded) for job, excluded in jobs]
         return await self.commands.complete_rows(jobs)
 

@@ -20,6 +20,7 @@ import asyncio
 import importlib.util
 import os
 import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -204,6 +205,8 @@ async def test_requeue_hold_exclude_release_moves_a_two_node_job(
     assert done.state is JobState.CANCELLED
     assert done.excluded_nodes == [bad] and done.restart_count == 1
 
+    if isinstance(slurm, PyslurmScheduler):  # libslurm ran in the child processes, never here
+        assert "pyslurm" not in sys.modules
     if isinstance(slurm, SlurmScheduler):
         detail = await slurm.detail(job)
         assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
@@ -317,6 +320,32 @@ async def test_observing_many_jobs_is_one_squeue(
     # the table, plus the exclusion lists of the pending jobs, in one more squeue
     assert counting.programs() == ["squeue", "squeue"]
     print(f"\nobserve: 8 running jobs {steady * 1000:.0f} ms, 8 running + 24 pending {mixed * 1000:.0f} ms")
+
+
+async def test_an_adopted_job_reads_the_same_on_every_backend(
+    slurm: SlurmBackend, commands: SlurmScheduler, jobs: list[str], tmp_path: Path
+) -> None:
+    """What discovery reads of a job opted in with plain sbatch: its submission, the cluster's
+    name, and the job among the opted-in ones, as the commands backend reads them."""
+    script = tmp_path / "adopt.sbatch"
+    script.write_text("#!/bin/bash\n#SBATCH --comment=recovery:policy=default\n#SBATCH -N 2\nsleep 300\n")
+    out = subprocess.run(
+        ["sbatch", "--parsable", f"--chdir={tmp_path}", str(script)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
+    job = out.stdout.strip().split(";")[0]
+    jobs.append(job)
+    running = await until("running", state_is(commands, job, lambda o: o.state is JobState.RUNNING), 30)
+    theirs, ours = await slurm.submission(job), await commands.submission(job)
+    assert theirs == ours
+    assert (theirs.nodes, theirs.comment, theirs.workdir) == (2, "recovery:policy=default", str(tmp_path))
+    assert theirs.script == script.read_text()
+    assert await slurm.cluster_name() == await commands.cluster_name()
+    adopted = {o.job_id: o for o in await slurm.opted_in_jobs()}
+    assert job in adopted and adopted[job] == running
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -278,3 +278,22 @@ async def test_2511_submit_with_exclusions_and_arguments_goes_over_rest() -> Non
     job = bodies[0]["job"]
     assert obs.job_id == "21"
     assert (job["excluded_nodes"], job["argv"][1:], job["open_mode"]) == (["node2"], ["--lr", "0.1"], ["APPEND"])
+
+
+async def test_jwt_goes_with_every_request_version_discovery_included() -> None:
+    """JWT auth as on 22.05: the token (and the user an admin token acts for) in the headers of
+    every request, the OpenAPI document's too; never in the job's environment."""
+    headers: list[tuple[str | None, str | None]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        headers.append((request.headers.get("X-SLURM-USER-TOKEN"), request.headers.get("X-SLURM-USER-NAME")))
+        if request.url.path == "/openapi/v3":
+            return httpx.Response(200, json=OPENAPI_2511)
+        return answer({"nodes": []})
+
+    scheduler = RestSlurmScheduler(
+        url="https://slurm:6820", token="eyJ.jwt", user="alice", transport=httpx.MockTransport(handler),
+        commands=SlurmScheduler(conf="/nonexistent", timeout=1),
+    )  # fmt: skip
+    assert await scheduler.nodes() == []
+    assert headers == [("eyJ.jwt", "alice"), ("eyJ.jwt", "alice")]
