@@ -8,7 +8,7 @@ when slurmctld is away. A process also keeps a crash inside libslurm out of the 
 child is started with `spawn` (the worker has threads; `fork` would copy their locks), imports
 pyslurm on its first call, and reads `SLURM_CONF` (given, or the worker's) when it does.
 
-Through pyslurm (`slurm_pyslurm_calls`): `observe` (one `slurm_load_job` per id up to four,
+Through pyslurm (`slurm_pyslurm_calls`): `observe` (one `slurm_load_job` per id up to 16,
 else one `slurm_load_jobs`), `find` among the jobs slurmctld lists, `opted_in_jobs`, `nodes`,
 `submit` of a script without `#SBATCH` lines, `requeue_hold`, `set_excluded_nodes`, `release`,
 `cancel`, `drain`, `submission`, `cluster_name`.
