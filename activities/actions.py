@@ -9,6 +9,7 @@ nothing. Attempt identity is (job id, restart count).
 from __future__ import annotations
 
 import asyncio
+import getpass
 import time
 from typing import Protocol
 
@@ -18,7 +19,7 @@ from temporalio import activity
 from recovery.activities import failpoints, metrics
 from recovery.activities.clock import utcnow
 from recovery.activities.errors import PermanentActionError, scheduler_errors
-from recovery.activities.schedulers.base import Scheduler
+from recovery.activities.schedulers.base import Partitioned, Scheduler, SubmitsAs, free_now, out_of_rotation
 from recovery.workflows.models import (
     Action,
     ActionKind,
@@ -30,6 +31,8 @@ from recovery.workflows.models import (
     JobState,
     RecordAdviceInput,
     RecordAdviceResult,
+    RestartPlan,
+    RestartPlanInput,
     SubmitInput,
     VerifyInput,
     VerifyResult,
@@ -86,6 +89,8 @@ class ActionActivities:
                 metrics.attempt_started("submit")
                 log.info("submitted", run_id=inp.run_id, job_id=found.job_id)
         failpoints.hit("after:submit_attempt")
+        if inp.attempt_index > 0:
+            failpoints.hit("after:resubmit")  # a restart's submission, not the run's first
         return attempt_from(found, inp.attempt_index)
 
     @activity.defn
@@ -160,7 +165,40 @@ class ActionActivities:
         self._require_managed(obs)
         with scheduler_errors():
             await self.scheduler.cancel(inp.job_id)
+        failpoints.hit("after:cancel_job")
         return True
+
+    @activity.defn
+    async def plan_restart(self, inp: RestartPlanInput) -> RestartPlan:
+        """Policy `restart_via` against the world: resubmit only as the job's owner, and for
+        `auto` only when the allocation fits on nodes free now; else requeue, saying why."""
+        failpoints.hit("before:plan_restart")
+        if (why := self._cannot_submit_as(inp.owner)) is not None:
+            log.warning("requeue instead of resubmit", run_id=inp.run_id, job_id=inp.job_id, why=why)
+            return RestartPlan(via="requeue", reason=f"not resubmitted: {why}")
+        if inp.restart_via == "resubmit":
+            return RestartPlan(via="resubmit", reason="policy restart_via: resubmit")
+        with scheduler_errors():
+            free = await self._free_nodes(inp)
+        if len(free) >= inp.nodes:
+            return RestartPlan(via="resubmit", reason=f"{inp.nodes} of {len(free)} free node(s) fit now")
+        return RestartPlan(via="requeue", reason=f"only {len(free)} free node(s) now, {inp.nodes} needed")
+
+    def _cannot_submit_as(self, owner: str) -> str | None:
+        if isinstance(self.scheduler, SubmitsAs):
+            return self.scheduler.submit_as_refusal(owner)
+        me = getpass.getuser()
+        return None if owner in ("", me) else f"the worker ({me}) cannot submit as the job's owner ({owner})"
+
+    async def _free_nodes(self, inp: RestartPlanInput) -> list[str]:
+        """Nodes a new job could start on now: idle ones, and the failed job's own (its cancel
+        frees them), less the exclusions and outside the job's partition."""
+        nodes = await self.scheduler.nodes()
+        usable = {n.name for n in nodes if free_now(n)}
+        usable |= {n.name for n in nodes if n.name in inp.released_nodes and not out_of_rotation(n)}
+        if inp.partition and isinstance(self.scheduler, Partitioned):
+            usable &= set(await self.scheduler.partition_nodes(inp.partition))
+        return sorted(usable - set(inp.excluded_nodes))
 
     @activity.defn
     async def verify_successor(self, inp: VerifyInput) -> VerifyResult:

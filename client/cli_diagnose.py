@@ -1,8 +1,10 @@
 """`recovery diagnose FILE...` and `recovery signatures`: the detectors, offline.
 
 `diagnose --json` prints one object per file and line (the shape in interfaces.md, plus `file`
-and `explanation`); without `--json`, an explanation with its evidence lines. A file that cannot
-be read is one line on stderr and a non-zero exit status; the other files are still reported.
+and `explanation`); without `--json`, an explanation with its evidence lines. `-` is standard
+input. A file that cannot be read is one line on stderr and exit status 2; the other files are
+still reported. With `--exit-code`, a symptom found in any file makes the exit status 1 (as
+`grep` and `git diff --exit-code`: 0 healthy, 1 found, 2 trouble).
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import yaml
+
+from recovery.activities.text import clip
+from recovery.client.cli_parser import fail
+from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
+from recovery.client.render import EVIDENCE_SHOWN
 
 if TYPE_CHECKING:
     from recovery.activities.straggler import StragglerConfig
@@ -23,6 +30,9 @@ if TYPE_CHECKING:
 
 Command = Callable[[argparse.Namespace], int]
 READ_SIZE = 8 << 20
+STDIN = "-"
+FOUND = 1  # --exit-code: a symptom was found
+TROUBLE = 2  # bad input: a file, a catalog, a layout, a pattern, a policy
 
 
 class LayoutError(ValueError):
@@ -31,8 +41,13 @@ class LayoutError(ValueError):
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser("diagnose", help="classify log files offline")
-    p.add_argument("files", nargs="+", metavar="FILE")
+    p.add_argument("files", nargs="+", metavar="FILE", help="a log file; - reads standard input")
     p.add_argument("--json", action="store_true", help="one JSON object per file, one per line")
+    p.add_argument(
+        "--exit-code",
+        action="store_true",
+        help="exit 1 when any file shows a symptom (0: all healthy; 2: a file or option could not be read)",
+    )
     p.add_argument(
         "--layout",
         metavar="MAP",
@@ -83,8 +98,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except (CatalogError, EngineError, ProgressError, LayoutError, PolicyError) as err:
-            print(f"recovery {args.command}: {err}", file=sys.stderr)
-            return 2
+            return fail(str(err), TROUBLE)
         except BrokenPipeError:
             # The reader (`| head`) has gone: not an error. Point stdout at /dev/null so the
             # interpreter's final flush does not fail again.
@@ -102,20 +116,23 @@ def _diagnose(args: argparse.Namespace) -> int:
     parser = ProgressParser(args.progress_pattern) if args.progress_pattern else None
     layout = parse_layout(args.layout) if args.layout else {}
     policy = _policy(args.policy) if args.policy else None
-    status = 0
+    trouble = found = False
     for name in args.files:
         try:
-            result = diagnose_file(Path(name), catalog, parser, layout, policy=policy)
+            result = diagnose_input(name, catalog, parser, layout, policy=policy)
         except OSError as err:
-            print(f"recovery diagnose: {name}: {err.strerror or err}", file=sys.stderr)
-            status = 1
+            fail(f"{name}: {err.strerror or err}")
+            trouble = True
             continue
+        found = found or result["symptom"] != "none"
         if args.json:
             sys.stdout.write(json.dumps({"file": name, **result}) + "\n")
         else:
-            print(render(name, result))
+            print(render("stdin" if name == STDIN else name, result))
         sys.stdout.flush()  # each file's answer as soon as it is known
-    return status
+    if trouble:
+        return TROUBLE
+    return FOUND if args.exit_code and found else 0
 
 
 def _policy(name_or_path: str) -> Policy:
@@ -138,33 +155,51 @@ def straggler_config(policy: Policy | None) -> StragglerConfig | None:
     return StragglerConfig(min_drop=policy.straggler.min_drop, sustain=policy.straggler.sustain.total_seconds())
 
 
+def diagnose_input(
+    name: str, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
+) -> dict[str, Any]:
+    """The `diagnose --json` object (without `file`) for a file, or standard input for `-`."""
+    if name == STDIN:
+        return diagnose_stream(sys.stdin.buffer, catalog, parser, layout, policy=policy)
+    return diagnose_file(Path(name), catalog, parser, layout, policy=policy)
+
+
 def diagnose_file(
     path: Path, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
 ) -> dict[str, Any]:
-    """The `diagnose --json` object for one file (without `file`), read in chunks."""
+    """The `diagnose --json` object for one file (without `file`)."""
+    with path.open("rb") as f:
+        return diagnose_stream(f, catalog, parser, layout, policy=policy)
+
+
+def diagnose_stream(
+    stream: BinaryIO, catalog: Any, parser: Any, layout: dict[int, str], *, policy: Policy | None = None
+) -> dict[str, Any]:
+    """Read in chunks, so a log of any size (or a pipe that never ends before EOF) fits in memory."""
     from recovery.activities.signatures.diagnosis import LogDiagnoser
 
     diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy))
-    with path.open("rb") as f:
-        while chunk := f.read(READ_SIZE):
-            diagnoser.feed(chunk)
+    while chunk := stream.read(READ_SIZE):
+        diagnoser.feed(chunk)
     diagnoser.finish()
     result: dict[str, Any] = diagnoser.diagnosis().model_dump(mode="json")
     return result
 
 
 def render(name: str, result: dict[str, Any]) -> str:
-    if result["symptom"] == "none":
-        return f"{name}: healthy ({result['explanation']})"
+    symptom = result["symptom"]
+    if symptom == "none":
+        return f"{name}: {paint('healthy', SYMPTOM_STYLES[symptom])} ({result['explanation']})"
     retry = "retryable" if result["retryable"] else "not retryable"
-    lines = [f"{name}: {result['symptom']}, {result['category']}, {retry}", f"  {result['explanation']}"]
+    head = f"{name}: {paint(symptom, 'bold ' + SYMPTOM_STYLES[symptom])}, {result['category']}, {retry}"
+    lines = [head, f"  {result['explanation']}"]
     implicated = result["implicated"]
     where = [f"{key} {', '.join(map(str, implicated[key]))}" for key in implicated if implicated[key]]
     if where:
         lines.append(f"  implicated: {'; '.join(where)}")
     lines.append("  evidence:")
     for item in result["evidence"]:
-        lines.append(f"    line {item['line']} [{item['signature']}] {item['text'][:200]}")
+        lines.append(f"    line {item['line']} [{item['signature']}] {clip(item['text'], EVIDENCE_SHOWN)}")
     return "\n".join(lines)
 
 
@@ -176,11 +211,22 @@ def _signatures(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(json.dumps(entries) + "\n")
         return 0
-    width = max(len(e["id"]) for e in entries)
-    for e in entries:
-        flags = ("retryable" if e["retryable"] else "final") + (", cascade" if e["cascade"] else "")
-        print(f"{e['id']:<{width}}  {e['symptom']:<5}  {e['category']:<15}  {flags:<18}  {e['description']}")
+    print(table(SIGNATURE_COLUMNS, [_signature_row(e) for e in entries]))
     return 0
+
+
+SIGNATURE_COLUMNS = (
+    Column("ID"),
+    Column("SYMPTOM", style=SYMPTOM_STYLES.get),
+    Column("CATEGORY"),
+    Column("RETRY"),
+    Column("DESCRIPTION", fit=True),
+)
+
+
+def _signature_row(entry: dict[str, Any]) -> list[str]:
+    retry = ("yes" if entry["retryable"] else "no") + (", cascade" if entry["cascade"] else "")
+    return [entry["id"], entry["symptom"], entry["category"], retry, entry["description"]]
 
 
 def parse_layout(spec: str) -> dict[int, str]:

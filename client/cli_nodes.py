@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import sys
 from collections.abc import Callable, Coroutine
-from datetime import UTC, datetime
 from typing import Any
 
+from recovery.client.cli_parser import fail
+from recovery.client.console import JSON_HELP, Column, print_json, table
+from recovery.client.format import when
 from recovery.client.nodes import NodesError, clear_node, node_report
 from recovery.client.temporal_client import connect
 from recovery.workflows.node_history.models import NodeReport, NodeSummary, SuspectRule
@@ -18,20 +18,29 @@ from recovery.workflows.policy_files import load_policy
 
 Command = Callable[[argparse.Namespace], int]
 DEFAULT_CLUSTER = "local"
+# The worker keeps node history under the configured `slurm.cluster`, else Slurm's ClusterName,
+# else `local` (activities/node_history.py); this command cannot ask Slurm, so it says so.
+CLUSTER_HELP = (
+    f"whose node history (default: {DEFAULT_CLUSTER}, the embedded scheduler's); for a Slurm worker give its"
+    " cluster: the worker config's slurm.cluster, else Slurm's ClusterName (`scontrol show config`)"
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     nodes = subparsers.add_parser("nodes", help="node history across runs: failures per node, suspect nodes")
-    nodes.add_argument("--cluster", help=f"the cluster (default: {DEFAULT_CLUSTER}; on Slurm its ClusterName)")
-    nodes.add_argument("--policy", default="default", help="take the suspect rule from this policy (name or file)")
-    nodes.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    nodes.add_argument("--cluster", metavar="NAME", help=CLUSTER_HELP)
+    nodes.add_argument(
+        "--policy", default="default", metavar="NAME|FILE", help="take the suspect rule from this policy (name or file)"
+    )
+    nodes.add_argument("--json", action="store_true", help="print the nodes as one JSON list on stdout")
     nodes.set_defaults(func=_guarded(_list))
     commands = nodes.add_subparsers(dest="nodes_command", metavar="COMMAND")
 
     clear = commands.add_parser("clear", help="forget one node's failures")
     clear.add_argument("name", metavar="NAME")
     # Its own dest: a subparser's default would overwrite `nodes --cluster X clear N`.
-    clear.add_argument("--cluster", dest="clear_cluster", help=f"the cluster (default: {DEFAULT_CLUSTER})")
+    clear.add_argument("--cluster", dest="clear_cluster", metavar="NAME", help=CLUSTER_HELP)
+    clear.add_argument("--json", dest="clear_json", action="store_true", help=f"{JSON_HELP}: what was forgotten")
     clear.set_defaults(func=_guarded(_clear))
 
 
@@ -42,8 +51,7 @@ def _guarded(command: Command) -> Command:
         try:
             return command(args)
         except NodesError as err:
-            print(f"recovery: {err}", file=sys.stderr)
-            return 1
+            return fail(str(err))
 
     return run
 
@@ -59,7 +67,7 @@ def _list(args: argparse.Namespace) -> int:
     async def go() -> int:
         report = await node_report(await connect(), cluster, rule)
         if args.json:
-            print(json.dumps([n.model_dump(mode="json") for n in report.nodes]))
+            print_json(report.nodes)
         else:
             print(render_report(report))
         return 0
@@ -72,6 +80,9 @@ def _clear(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         forgotten = await clear_node(await connect(), cluster, args.name)
+        if args.clear_json or args.json:
+            print_json({"cluster": cluster, "node": args.name, "forgotten": forgotten})
+            return 0
         noun = "failure" if forgotten == 1 else "failures"
         print(f"{args.name} cleared on cluster {cluster} ({forgotten} {noun} forgotten)")
         return 0
@@ -87,9 +98,9 @@ def render_report(report: NodeReport) -> str:
     )
     if not report.nodes:
         return f"{head}\nno node failures on record"
-    rows = [["NODE", "FAILURES", "RUNS", f"RUNS IN {window}", "LAST FAILURE", "SUSPECT"]]
-    rows += [_row(n) for n in report.nodes]
-    return "\n".join([head, "", *_table(rows)])
+    columns = [Column(h) for h in ("NODE", "FAILURES", "RUNS", f"RUNS IN {window}", "LAST FAILURE")]
+    columns.append(Column("SUSPECT", style=lambda cell: "bold red" if cell == "yes" else None))
+    return "\n".join([head, "", table(columns, [_row(n) for n in report.nodes])])
 
 
 def _row(node: NodeSummary) -> list[str]:
@@ -98,15 +109,6 @@ def _row(node: NodeSummary) -> list[str]:
         str(node.failures),
         str(len(node.runs)),
         str(len(node.runs_in_window)),
-        _when(node.last_failure_at),
+        when(node.last_failure_at),
         "yes" if node.suspect else "no",
     ]
-
-
-def _when(at: datetime | None) -> str:
-    return at.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ") if at else "-"
-
-
-def _table(rows: list[list[str]]) -> list[str]:
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows]

@@ -25,7 +25,9 @@ class _Section(BaseModel):
 
 
 class SlurmConfig(_Section):
-    backend: Literal["commands", "rest"] = "commands"
+    # auto: pyslurm where it imports and matches the controller's release, else rest when
+    # restd_socket or restd_url is set, else commands (docs/slurm.md)
+    backend: Literal["auto", "pyslurm", "rest", "commands"] = "auto"
     conf: str | None = None  # SLURM_CONF for the commands; default: Slurm's own lookup
     cluster: str | None = None  # the name in run ids; default: ClusterName from Slurm
     restd_socket: str | None = None  # slurmrestd on a unix socket (rest_auth/local)

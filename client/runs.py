@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from datetime import timedelta
+from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
 from temporalio.client import (
     Client,
+    WorkflowExecution,
     WorkflowExecutionDescription,
     WorkflowExecutionStatus,
     WorkflowFailureError,
@@ -49,6 +52,7 @@ async def start_run(
             SearchAttributePair(sa.STATE, RunState.PENDING.value),
             SearchAttributePair(sa.SCHEDULER, spec.scheduler),
             SearchAttributePair(sa.ATTEMPTS, 0),
+            SearchAttributePair(sa.OWNER, spec.owner),
         ]
     )
     try:
@@ -78,6 +82,9 @@ def memo(spec: RunSpec) -> dict[str, str]:
         "owner": spec.owner,
         "policy": spec.policy.name,
         "nodes": str(spec.nodes),
+        # The run's own start: visibility's StartTime is its latest execution's, which a
+        # continue-as-new moves on (the memo goes along unchanged).
+        "submitted": spec.submitted_at.isoformat(),
     }
 
 
@@ -149,6 +156,7 @@ async def sbatch_for(spec: RunSpec) -> str:
         nodes=spec.nodes,
         workdir=spec.workdir,
         token=f"recovery:{spec.run_id}:0",
+        sbatch_options=spec.sbatch_options,
     )
     observation = await SlurmScheduler().submit(request)
     spec.adopt_job_id = observation.job_id
@@ -171,11 +179,23 @@ async def wait_for_job_id(client: Client, run_id: str, timeout: float) -> str | 
 
 async def get_status(client: Client, run_id: str) -> RunStatus:
     """The run's status: its result when it has finished, else a live query to a worker."""
+    return (await poll_status(client, run_id)).status
+
+
+class StatusPoll(NamedTuple):
+    status: RunStatus
+    open: bool  # the workflow still runs: more may happen to the run
+
+
+async def poll_status(client: Client, run_id: str) -> StatusPoll:
+    """The run's status and whether its workflow still runs (a terminated one never says
+    `finished` in its state, yet nothing more happens to it)."""
     handle, description = await _describe(client, run_id)
     if description.status == WorkflowExecutionStatus.COMPLETED:
         result: RunStatus = await handle.result()
-        return result
-    return await query_status(client, run_id)
+        return StatusPoll(result, open=False)
+    still = description.status in (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW)
+    return StatusPoll(await query_status(client, run_id), open=still)
 
 
 async def query_status(client: Client, run_id: str, rpc_timeout: float = 10.0) -> RunStatus:
@@ -193,30 +213,44 @@ async def query_status(client: Client, run_id: str, rpc_timeout: float = 10.0) -
         ) from None
 
 
+RUNS_QUERY = f'WorkflowType="{WORKFLOW}" AND ExecutionStatus != "ContinuedAsNew"'
+
+
 async def list_runs(client: Client) -> list[RunSummary]:
-    query = f'WorkflowType="{WORKFLOW}" AND ExecutionStatus != "ContinuedAsNew"'
-    runs = []
-    async for wf in client.list_workflows(query):
-        memo_data = await wf.memo()
-        attrs = wf.typed_search_attributes
-        state = attrs.get(sa.STATE) or RunState.PENDING.value
-        job_ids = attrs.get(sa.JOB_IDS) or []
-        runs.append(
-            RunSummary(
-                id=wf.id,
-                name=str(memo_data.get("name", wf.id)),
-                state=RunState(state),
-                paused=state == RunState.PAUSED.value,
-                owner=str(memo_data.get("owner", "")),
-                policy=str(memo_data.get("policy", "")),
-                attempts=attrs.get(sa.ATTEMPTS) or 0,
-                scheduler=attrs.get(sa.SCHEDULER) or "",
-                job_id=job_ids[-1] if job_ids else None,
-                last_symptom=attrs.get(sa.LAST_SYMPTOM) or None,
-                created_at=wf.start_time,
-            )
-        )
-    return runs
+    return [run async for run in iter_runs(client)]
+
+
+async def iter_runs(client: Client, where: str = "") -> AsyncIterator[RunSummary]:
+    """Runs from Temporal visibility, in its order; `where` narrows the query (ANDed)."""
+    query = f"{RUNS_QUERY} AND {where}" if where else RUNS_QUERY
+    try:
+        async for wf in client.list_workflows(query):
+            yield await _summary(wf)
+    except RPCError as e:
+        problem = namespace_problem(e, client.namespace)
+        raise RunError(problem or f"Temporal refused the list query ({e.message})") from None
+
+
+async def _summary(wf: WorkflowExecution) -> RunSummary:
+    memo_data = await wf.memo()
+    attrs = wf.typed_search_attributes
+    state = attrs.get(sa.STATE) or RunState.PENDING.value
+    job_ids = attrs.get(sa.JOB_IDS) or []
+    submitted = memo_data.get("submitted")
+    return RunSummary(
+        id=wf.id,
+        name=str(memo_data.get("name", wf.id)),
+        state=RunState(state),
+        paused=state == RunState.PAUSED.value,
+        owner=str(memo_data.get("owner", "")),
+        policy=str(memo_data.get("policy", "")),
+        attempts=attrs.get(sa.ATTEMPTS) or 0,
+        scheduler=attrs.get(sa.SCHEDULER) or "",
+        job_id=job_ids[-1] if job_ids else None,
+        last_symptom=attrs.get(sa.LAST_SYMPTOM) or None,
+        # Runs started before the memo held it show their latest execution's start.
+        created_at=datetime.fromisoformat(str(submitted)) if submitted else wf.start_time,
+    )
 
 
 async def signal_run(client: Client, run_id: str, name: str, kill_job: bool = False) -> None:

@@ -54,6 +54,7 @@ def build_spec(
     name: str | None,
     nodes: int | None,
     workdir: Path,
+    sbatch_options: list[str] | None = None,
 ) -> RunSpec:
     path, text = read_script(script_path)
     loaded = load_policy(policy)
@@ -74,4 +75,5 @@ def build_spec(
         policy=loaded,
         submitted_at=utcnow(),
         tuning=TUNING[scheduler],
+        sbatch_options=sbatch_options or [],
     )

@@ -32,3 +32,8 @@ def task_queue() -> str:
 def config_path() -> Path | None:
     value = os.environ.get("RECOVERY_CONFIG")
     return Path(value) if value else None
+
+
+def scheduler() -> str | None:
+    """`RECOVERY_SCHEDULER`: the scheduler `submit` uses when `--scheduler` is not given."""
+    return os.environ.get("RECOVERY_SCHEDULER") or None

@@ -4,41 +4,53 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import logging
 import os
 import sys
 from collections.abc import Awaitable, Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel
 
 from recovery import settings
 from recovery.activities.progress import ProgressError
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.signatures.catalog import CatalogError
-from recovery.client import cli_cluster, cli_diagnose, cli_nodes, cli_upgrades
+from recovery.client import (
+    cli_cluster,
+    cli_completion,
+    cli_diagnose,
+    cli_nodes,
+    cli_options,
+    cli_policy,
+    cli_upgrades,
+    run_list,
+    run_logs,
+)
+from recovery.client.cli_options import OptionError
+from recovery.client.cli_parser import RecoveryParser, fail
 from recovery.client.config import ConfigError
+from recovery.client.console import print_json
 from recovery.client.runs import RunError
+from recovery.client.scheduler_choice import HELP as SCHEDULER_HELP
 from recovery.client.submit import SubmitError
 from recovery.client.temporal_client import TemporalUnavailable, connect
+from recovery.worker import cli_dev_server
 from recovery.worker.devserver import DevServer, DevServerError
 from recovery.workflows.policy_files import PolicyError
 
 Handler = Callable[[argparse.Namespace], int]
+JSON_SUBMIT = '{"run": RUN_ID, "workflow_id": ..., "job_id": ..., "scheduler": ...}'
+JSON_SIGNAL = 'print {"run": RUN, "workflow_id": RUN, "action": ..., "signalled": true} on stdout'
+
+SUBMIT_EPILOG = (
+    "sbatch's own options may come before the script, as for sbatch (-p gpu -t 2:00:00 --exclude node3), "
+    "and are passed on to sbatch; -N/--nodes is --nodes and -J/--job-name is --run. The local scheduler "
+    'refuses those it cannot honour. The rule: docs/running-jobs.md, "sbatch\'s own options".'
+)
 
 
 class CliError(Exception):
     """Reported as `recovery: MESSAGE` on stderr with exit status 1."""
-
-
-def print_json(value: Any) -> None:
-    if isinstance(value, BaseModel):
-        value = value.model_dump(mode="json")
-    elif isinstance(value, list):
-        value = [v.model_dump(mode="json") if isinstance(v, BaseModel) else v for v in value]
-    sys.stdout.write(json.dumps(value) + "\n")
 
 
 def run_async(coro: Awaitable[int]) -> int:
@@ -53,12 +65,21 @@ def run_async(coro: Awaitable[int]) -> int:
 
 def cmd_submit(args: argparse.Namespace) -> int:
     from recovery.client import runs
+    from recovery.client.config import load_config
+    from recovery.client.scheduler_choice import choose_scheduler
     from recovery.client.submit import build_spec
+    from recovery.client.submit_argv import refuse_on_local, typed
 
-    spec = build_spec(args.script, args.args, args.scheduler, args.policy, args.run, args.nodes, Path.cwd())
+    config_path = args.config or (str(p) if (p := settings.config_path()) else None)
+    config = load_config(config_path)
+    chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
+    if chosen.name == "local":
+        refuse_on_local(args.sbatch_options)
+    sbatch = typed(args.sbatch_options)
+    spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd(), sbatch)
 
     async def go() -> int:
-        client = await connect()
+        client = await connect(temporal=config.temporal)
         if spec.scheduler == "slurm":
             await runs.check_namespace(client)  # a refused start must leave no job behind
             job_id: str | None = await runs.sbatch_for(spec)
@@ -67,9 +88,10 @@ def cmd_submit(args: argparse.Namespace) -> int:
             await runs.start_run(client, spec)
             job_id = await runs.wait_for_job_id(client, spec.run_id, timeout=args.wait)
         if args.json:
-            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id})
+            print_json({"run": spec.run_id, "workflow_id": spec.run_id, "job_id": job_id, "scheduler": spec.scheduler})
         else:
-            print(f"run {spec.run_id} started (job {job_id or 'not yet submitted'})")
+            where = f"on the {chosen.name} scheduler (from {chosen.source})"
+            print(f"run {spec.run_id} started {where} (job {job_id or 'not yet submitted'})")
         if job_id is None:
             print(
                 f"recovery: no worker has picked up run {spec.run_id} yet; is `recovery worker` running?",
@@ -81,11 +103,13 @@ def cmd_submit(args: argparse.Namespace) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from recovery.client import runs
+    from recovery.activities.clock import utcnow
     from recovery.client.render import run_table
 
+    wanted = run_list.filter_from(args)
+
     async def go() -> int:
-        found = await runs.list_runs(await connect())
+        found = await run_list.find_runs(await connect(), wanted, utcnow())
         if args.json:
             print_json(found)
         else:
@@ -98,8 +122,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from recovery.client import runs
     from recovery.client.render import timeline
+    from recovery.client.run_watch import watch_run
 
     async def go() -> int:
+        if args.watch:
+            text = None if args.json else (lambda s: timeline(s, ui_link(args.run)))
+            await watch_run(await connect(), args.run, text, sys.stdout)
+            return 0
         status = await runs.get_status(await connect(), args.run)
         if args.json:
             print_json(status)
@@ -107,7 +136,12 @@ def cmd_status(args: argparse.Namespace) -> int:
             print(timeline(status, ui_link(args.run)))
         return 0
 
-    return run_async(go())
+    try:
+        return run_async(go())
+    except KeyboardInterrupt:
+        if args.watch:
+            return 0  # Ctrl-C is how a watch ends early
+        raise
 
 
 def ui_link(run_id: str) -> str:
@@ -121,7 +155,11 @@ def cmd_signal(args: argparse.Namespace) -> int:
     async def go() -> int:
         kill = bool(getattr(args, "kill_job", False))
         await runs.signal_run(await connect(), args.run, args.command, kill_job=kill)
-        print(f"{args.command} sent to run {args.run}")
+        if args.json:
+            sent = {"run": args.run, "workflow_id": args.run, "action": args.command, "signalled": True}
+            print_json({**sent, "kill_job": kill} if args.command == "cancel" else sent)
+        else:
+            print(f"{args.command} sent to run {args.run}")
         return 0
 
     return run_async(go())
@@ -151,21 +189,6 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return run_async(go())
 
 
-def cmd_dev_server(args: argparse.Namespace) -> int:
-    server = DevServer.from_env()
-    if args.action == "start":
-        started = server.start()
-        how = "started" if started else "already running"
-        print(f"Temporal dev server {how} at {server.address}; UI {server.ui_url}")
-        return 0
-    if args.action == "stop":
-        print("dev server stopped" if server.stop() else "no dev server of ours was running")
-        return 0
-    running = server.serving()
-    print(f"dev server at {server.address}: {'serving' if running else 'not running'}")
-    return 0 if running else 3
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     from recovery.worker.demo import run_demo
 
@@ -176,41 +199,54 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser: argparse.ArgumentParser = RecoveryParser(
         prog="recovery",
         description="Keep distributed training runs going: detect, diagnose, decide, restart.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {version('recovery')}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("submit", help="start a run for a batch script")
-    p.add_argument("--scheduler", choices=["local", "slurm"], default="local")
+    p = sub.add_parser(
+        "submit",
+        help="start a run for a batch script",
+        usage="%(prog)s [OPTIONS] [SBATCH OPTIONS] JOB.sbatch [ARGS ...]",
+        epilog=SUBMIT_EPILOG,
+    )
+    p.add_argument("--scheduler", choices=["local", "slurm"], help=SCHEDULER_HELP)
+    p.add_argument("--config", metavar="FILE", help="config file (YAML) whose `scheduler:` and `temporal:` apply")
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
-    p.add_argument("--json", action="store_true")
-    p.add_argument("--wait", type=float, default=15.0, help=argparse.SUPPRESS)
+    p.add_argument("--json", action="store_true", help=f"print {JSON_SUBMIT} on stdout")
+    # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
+    p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
     p.add_argument("script", metavar="JOB.sbatch")
-    p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    rest = p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS")
+    rest.required = False  # else a missing script is reported as "required: JOB.sbatch, ARGS"
     p.set_defaults(func=cmd_submit)
 
-    p = sub.add_parser("list", help="list runs")
-    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("list", help="list runs (newest open runs first)")
+    run_list.add_arguments(p)
+    p.add_argument("--json", action="store_true", help="a JSON list of runs on stdout")
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("status", help="one run's timeline")
     p.add_argument("run", metavar="RUN")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="the status as one JSON object (with --watch: one a line)")
+    p.add_argument("--watch", action="store_true", help="draw it again whenever the run changes, until it ends")
     p.set_defaults(func=cmd_status)
 
     for name, text in (("pause", "stop automatic actions"), ("resume", "allow automatic actions")):
         p = sub.add_parser(name, help=text)
         p.add_argument("run", metavar="RUN")
+        p.add_argument("--json", action="store_true", help=JSON_SIGNAL)
         p.set_defaults(func=cmd_signal)
     p = sub.add_parser("cancel", help="stop recovering a run")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--kill-job", action="store_true", help="also cancel the run's job")
+    p.add_argument("--json", action="store_true", help=JSON_SIGNAL + " (with kill_job)")
     p.set_defaults(func=cmd_signal)
+    run_logs.register(sub)
 
     p = sub.add_parser("worker", help="run a worker (foreground)")
     p.add_argument("--scheduler", choices=["local", "slurm"])
@@ -220,31 +256,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", metavar="FILE", help="worker config (YAML); also RECOVERY_CONFIG")
     p.set_defaults(func=cmd_worker)
 
-    p = sub.add_parser("dev-server", help="the embedded Temporal dev server")
-    p.add_argument("action", choices=["start", "stop", "status"])
-    p.set_defaults(func=cmd_dev_server)
-
+    cli_dev_server.register(sub)
     cli_cluster.register(sub)
     cli_diagnose.register(sub)
     cli_nodes.register(sub)
+    cli_policy.register(sub)
     cli_upgrades.register(sub)
+    cli_completion.register(sub, parser)
 
     p = sub.add_parser("demo", help="the one-command showcase")
     p.add_argument("--nodes", type=int, default=4, help=argparse.SUPPRESS)
     p.add_argument("--keep", action="store_true", help="leave the dev server and cluster running")
     p.set_defaults(func=cmd_demo)
+    cli_options.add_connection_options(parser, sub)
     return parser
 
 
 def dispatch(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    handler: Handler = args.func
+    from recovery.client.submit_argv import command_line
+    from recovery.worker import logs
+
+    parser = build_parser()
+    # stdout is the command's answer (JSON only with --json); whatever the code it calls
+    # logs (sbatch's job id, ...) goes to stderr, warnings only: an error stays one line there.
+    # structlog's default would print to stdout. `worker` configures its own level.
+    logs.configure(logging.WARNING)
     try:
+        # `submit` takes sbatch's own options before the script (client/submit_argv.py).
+        args, sbatch = command_line(parser, sys.argv[1:] if argv is None else argv)
+        if args.command is None:  # a bare `recovery`: what it can do, not an error
+            parser.print_help()
+            return 0
+        args.sbatch_options = sbatch
+        cli_options.apply_connection_options(args)
+        handler: Handler = args.func
         return handler(args)
     except KeyboardInterrupt:
         return 130
     except (
         CliError,
+        OptionError,
         TemporalUnavailable,
         DevServerError,
         PolicyError,
@@ -255,12 +306,7 @@ def dispatch(argv: list[str] | None = None) -> int:
         RunError,
         SchedulerError,
     ) as e:
-        return _fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
-
-
-def _fail(message: str) -> int:
-    print(f"recovery: {message}", file=sys.stderr)
-    return 1
+        return fail(str(e).splitlines()[0] if str(e) else type(e).__name__)
 
 
 def main(argv: list[str] | None = None) -> None:

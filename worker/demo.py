@@ -24,7 +24,7 @@ from recovery.activities.schedulers.local import LocalScheduler
 from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.client import runs
 from recovery.client.config import WorkerConfig
-from recovery.client.render import timeline
+from recovery.client.render import outcome
 from recovery.client.submit import build_spec
 from recovery.client.temporal_client import connect
 from recovery.worker import logs
@@ -75,9 +75,12 @@ async def _submit_and_follow(client: Client, server: DevServer) -> RunStatus | N
         if status.run.state.finished:
             break
         await asyncio.sleep(0.3)
-    if status is not None:
+    if status is not None and (summary := outcome(status)):
+        # The narration above already told the attempts, failure, advice and actions: only the
+        # recovery's latency and goodput are new (the whole timeline is `recovery status RUN`).
         say("")
-        say(timeline(status, f"{server.ui_url}/namespaces/{settings.namespace()}/workflows/{spec.run_id}"))
+        say("\n".join(summary))
+        say(f"the whole timeline: recovery status {spec.run_id}")
     return status
 
 

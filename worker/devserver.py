@@ -95,6 +95,7 @@ class DevServer:
             )
         self.pid_file.write_text(f"{proc.pid}\n")
         self._wait_until_serving(proc, timeout)
+        self._register_search_attributes()
         return True
 
     def command(self) -> list[str]:
@@ -119,6 +120,18 @@ class DevServer:
                 return
             time.sleep(0.2)
         raise DevServerError(f"the dev server did not answer within {timeout:g}s; see {self.log_file}")
+
+    def _register_search_attributes(self) -> None:
+        """`--search-attribute` registers only in a new database: one made before an attribute
+        was added (RecoveryOwner) gets it here. Creating one that exists is a no-op."""
+        cmd = [temporal_binary(), "operator", "search-attribute", "create", "--address", self.address]
+        cmd += ["--namespace", "default"]  # where start-dev's --search-attribute registers them
+        for name, kind in search_attributes.ALL.items():
+            cmd += ["--name", name, "--type", kind]
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60, check=False)
+        if done.returncode != 0:
+            first = (done.stderr.strip().splitlines() or ["no reason given"])[0]
+            raise DevServerError(f"the dev server did not register recovery's search attributes: {first}")
 
     def _healthy(self) -> bool:
         probe = [temporal_binary(), "operator", "cluster", "health", "--address", self.address]

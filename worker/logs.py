@@ -12,6 +12,8 @@ import sys
 
 import structlog
 
+from recovery.client.console import colour_wanted
+
 SHARED: list[structlog.types.Processor] = [
     structlog.contextvars.merge_contextvars,
     structlog.processors.add_log_level,
@@ -21,7 +23,10 @@ SHARED: list[structlog.types.Processor] = [
 
 def configure(level: int = logging.INFO) -> None:
     renderer: structlog.types.Processor = (
-        structlog.dev.ConsoleRenderer() if sys.stderr.isatty() else structlog.processors.JSONRenderer()
+        # structlog colours a terminal even with NO_COLOR set: we decide, as for every output.
+        structlog.dev.ConsoleRenderer(colors=colour_wanted(sys.stderr))
+        if sys.stderr.isatty()
+        else structlog.processors.JSONRenderer()
     )
     structlog.configure(
         processors=[*SHARED, renderer],

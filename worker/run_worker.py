@@ -31,6 +31,7 @@ from recovery.client.config import WorkerConfig
 from recovery.client.submit import TUNING
 from recovery.worker.activity_context import ActivityContext
 from recovery.worker.run_states import publish_run_states
+from recovery.worker.scheduler_guard import SchedulerGuard
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
 from recovery.workflows.node_history import NodeHistory
@@ -97,6 +98,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         actions.submit_attempt,
         actions.adopt_attempt,
         actions.record_advice,
+        actions.plan_restart,
         actions.requeue_hold,
         actions.set_excluded_nodes,
         actions.release,
@@ -133,7 +135,7 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
         max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
-        interceptors=[ActivityContext(scheduler.name)],
+        interceptors=[ActivityContext(scheduler.name), SchedulerGuard(config.scheduler)],
     )
 
 

@@ -180,6 +180,12 @@ class SubmitRequest(Model):
     token: str
     excluded_nodes: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    # sbatch's own options the user wrote before the script, as typed (client/submit_argv.py)
+    sbatch_options: list[str] = Field(default_factory=list)
+    # A resubmission keeps the failed job's output file (appended to) and its owner; empty: the
+    # scheduler's default output, and the worker's own user.
+    output: str = ""
+    user: str = ""
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -202,6 +208,7 @@ class RunSpec(Model):
     submitted_at: datetime
     tuning: Tuning = Field(default_factory=lambda: Tuning())
     adopt_job_id: str | None = None  # a job already submitted (sbatch, opt-in), instead of submitting
+    sbatch_options: list[str] = Field(default_factory=list)  # passed on to every sbatch of the run
 
 
 class Attempt(Model):
@@ -510,6 +517,28 @@ class VerifyResult(Model):
 class CancelInput(Model):
     run_id: str
     job_id: str
+
+
+RestartVia = Literal["requeue", "resubmit"]
+
+
+class RestartPlanInput(Model):
+    """Policy `restart_via` and what the worker checks before a restart that may resubmit: the
+    owner it would submit as, and (for `auto`) whether the allocation fits on free nodes now."""
+
+    run_id: str
+    job_id: str
+    restart_via: Literal["resubmit", "auto"]
+    owner: str
+    nodes: int = Field(ge=1)
+    partition: str = ""
+    excluded_nodes: list[str] = Field(default_factory=list)
+    released_nodes: list[str] = Field(default_factory=list)  # the failed job's, free once it is cancelled
+
+
+class RestartPlan(Model):
+    via: RestartVia
+    reason: str  # one line: why this way (shown with the run's actions)
 
 
 class Tuning(Model):

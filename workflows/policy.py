@@ -148,6 +148,10 @@ class Policy(_Section):
     exclude_implicated_nodes: bool = True
     max_excluded_nodes: int = Field(default=4, ge=0)
     on_unsatisfiable: Literal["wait", "drop_oldest_exclusion", "give_up"] = "wait"
+    # How a restart brings the job back (docs/policies.md): Slurm's requeue (same job id, but a
+    # requeued job waits out its credential's lifetime before it may start again), a new job of
+    # the same run, or a resubmission when the allocation fits now and a requeue otherwise.
+    restart_via: Literal["requeue", "resubmit", "auto"] = "requeue"
     budgets: Budgets = Budgets()
     crash_loop: CrashLoop = CrashLoop()
     hang: Hang = Hang()

@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from recovery.workflows.policy import Policy
-from recovery.workflows.yaml_models import YamlModelError, parse_model, read_text
+from recovery.workflows.yaml_models import YamlModelError, model_problems, parse_model, read_text
 
 BUILTIN = ("default",)
 
@@ -31,3 +31,14 @@ def load_policy(name_or_path: str) -> Policy:
 
 def parse_policy(text: str, source: str) -> Policy:
     return parse_model(text, source, Policy, "policy", PolicyError)
+
+
+def policy_problems(name_or_path: str) -> list[str]:
+    """Every problem of a policy file, one line each; empty when it is valid (`policy check`)."""
+    if name_or_path in BUILTIN:
+        return []
+    try:
+        text = read_text(name_or_path, "policy", PolicyError)
+    except PolicyError as e:
+        return [str(e)]
+    return model_problems(text, name_or_path, Policy, "policy")

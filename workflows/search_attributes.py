@@ -14,6 +14,9 @@ JOB_IDS = SearchAttributeKey.for_keyword_list("RecoveryJobIds")
 ATTEMPTS = SearchAttributeKey.for_int("RecoveryAttempts")
 LAST_SYMPTOM = SearchAttributeKey.for_keyword("RecoveryLastSymptom")
 EXCLUDED_NODES = SearchAttributeKey.for_keyword_list("RecoveryExcludedNodes")
+# Who submitted the run (the job's user for an adopted Slurm job): set once at start, never
+# upserted by the workflow, so that histories recorded before it existed replay unchanged.
+OWNER = SearchAttributeKey.for_keyword("RecoveryOwner")
 
 # The type names `temporal server start-dev --search-attribute` and the operator API use.
 _TYPE_NAMES = {
@@ -25,5 +28,5 @@ _TYPE_NAMES = {
 # Name -> type name, for every key above.
 ALL: dict[str, str] = {
     key.name: _TYPE_NAMES[key.indexed_value_type]
-    for key in (STATE, SCHEDULER, JOB_IDS, ATTEMPTS, LAST_SYMPTOM, EXCLUDED_NODES)
+    for key in (STATE, SCHEDULER, JOB_IDS, ATTEMPTS, LAST_SYMPTOM, EXCLUDED_NODES, OWNER)
 }

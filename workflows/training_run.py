@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from datetime import datetime, timedelta
+from pathlib import PurePosixPath
 from typing import Any
 
 from temporalio import workflow
@@ -50,6 +51,8 @@ with workflow.unsafe.imports_passed_through():
         MilestoneName,
         NotifyInput,
         RecordAdviceInput,
+        RestartPlan,
+        RestartPlanInput,
         RunInput,
         RunRecord,
         RunState,
@@ -67,6 +70,8 @@ with workflow.unsafe.imports_passed_through():
 
 # Errors of requeue_hold after which a restart resubmits the script as a new job.
 RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
+# The error of an activity a worker of another scheduler refused (worker/scheduler_guard.py).
+WRONG_SCHEDULER = "WrongScheduler"
 # Histories from before hung attempts' stacks were collected replay without that activity.
 HANG_STACKS_PATCH = "hang-stacks"
 
@@ -118,6 +123,12 @@ class TrainingRun:
             # Cancelled from Temporal itself (UI or CLI): stop recovering, leave the job alone.
             self._finish(RunState.CANCELLED, "cancelled from Temporal")
             raise
+        except ActivityError as e:
+            if _error_type(e) != WRONG_SCHEDULER:
+                raise
+            # A worker of another scheduler refused to touch the run's job: say so, stop.
+            assert isinstance(e.cause, ApplicationError)
+            self._finish(RunState.GAVE_UP, e.cause.message)
         return self.status()
 
     async def _first_attempt(self) -> None:
@@ -134,9 +145,13 @@ class TrainingRun:
         self.rec.attempts.append(attempt)
         self._set_state(RunState.RUNNING)
 
-    async def _submit(self, index: int, excluded: list[str]) -> Attempt:
-        """Submit the run's script as attempt `index`; the token makes a retry find its job."""
+    async def _submit(self, index: int, excluded: list[str], kept: Attempt | None = None) -> Attempt:
+        """Submit the run's script as attempt `index`; the token makes a retry find its job. A
+        resubmission keeps the output file of the attempt it follows (`kept`) and the owner."""
         spec = self.spec
+        output = ""
+        if kept is not None and kept.output_path:
+            output = str(PurePosixPath(spec.workdir, kept.output_path))  # a relative one is the workdir's
         request = SubmitRequest(
             script=spec.script,
             args=spec.args,
@@ -146,6 +161,9 @@ class TrainingRun:
             token=f"recovery:{spec.run_id}:{index}",
             excluded_nodes=excluded,
             env=spec.env,
+            sbatch_options=spec.sbatch_options,
+            output=output,
+            user=spec.owner if kept is not None else "",
         )
         attempt: Attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,
@@ -415,7 +433,13 @@ class TrainingRun:
         return True
 
     async def _restart(self, attempt: Attempt, advice: Advice) -> None:
-        """requeue-hold, set exclusions, release; or resubmit when the job cannot be requeued."""
+        """As policy `restart_via` and the world allow: requeue-hold, set exclusions, release (the
+        job keeps its id); or cancel what is left and resubmit the script as a new job of the
+        run. A job that cannot be requeued is resubmitted either way."""
+        plan = await self._plan_restart(attempt, advice)
+        if plan is not None and plan.via == "resubmit":
+            await self._resubmit(attempt, advice, plan.reason, cancel_first=True)
+            return
         step = JobActionInput(
             run_id=self.spec.run_id,
             advice_generation=advice.generation,
@@ -425,7 +449,10 @@ class TrainingRun:
             attempt_index=attempt.index,
         )
         try:
-            self._record_action(await self._act(ActionActivities.requeue_hold, step), attempt.index)
+            requeued = await self._act(ActionActivities.requeue_hold, step)
+            if plan is not None:  # the policy asked for a resubmission: the one line why not
+                requeued = requeued.model_copy(update={"detail": f"{requeued.detail}; {plan.reason}"})
+            self._record_action(requeued, attempt.index)
         except ActivityError as e:
             if _error_type(e) in RESUBMIT_WHEN:
                 await self._resubmit(attempt, advice, _cause(e))
@@ -475,19 +502,71 @@ class TrainingRun:
         self._log_end = end.log_offset
         self.rec.revise_attempt(attempt.index, last_step=end.last_step)
 
-    async def _resubmit(self, attempt: Attempt, advice: Advice, why: str) -> None:
-        """A job that cannot be requeued (purged, --no-requeue) continues as a new job."""
+    async def _plan_restart(self, attempt: Attempt, advice: Advice) -> RestartPlan | None:
+        """None for `restart_via: requeue` (no activity: runs from before the key replay as
+        they were); else the worker's answer, or a requeue when it cannot give one."""
+        via = self.spec.policy.restart_via
+        if via == "requeue":
+            return None
+        if not self.spec.script:
+            return RestartPlan(via="requeue", reason="not resubmitted: the batch script was not captured")
+        inp = RestartPlanInput(
+            run_id=self.spec.run_id,
+            job_id=attempt.job_id,
+            restart_via=via,
+            owner=self.spec.owner,
+            nodes=self.spec.nodes,
+            partition=attempt.partition,
+            excluded_nodes=self._exclusions(advice),
+            released_nodes=attempt.nodes,
+        )
+        try:
+            plan: RestartPlan = await workflow.execute_activity_method(
+                ActionActivities.plan_restart, inp, start_to_close_timeout=self._quick(), retry_policy=BOUNDED
+            )
+        except ActivityError as e:
+            return RestartPlan(via="requeue", reason=f"not resubmitted: {_cause(e)}")
+        return plan
+
+    async def _resubmit(self, attempt: Attempt, advice: Advice, why: str, *, cancel_first: bool = False) -> None:
+        """The run continues as a new job: the same script, options, working directory, output
+        file and owner, the job's exclusions plus the advice's. Chosen by `restart_via`
+        (`cancel_first`: end what is left of the failed job), or because the job cannot be
+        requeued (purged, --no-requeue)."""
         if not self.spec.script:
             self._abandon_restart(advice, f"cannot resubmit ({why}): the batch script was not captured")
             return
+        if cancel_first and not await self._cancel_rest(attempt, advice):
+            return
         try:
-            successor = await self._submit(attempt.index + 1, self._exclusions(advice))
+            successor = await self._submit(attempt.index + 1, self._exclusions(advice), kept=attempt)
         except ActivityError as e:
             self._abandon_restart(advice, e)
             return
+        if successor.output_path and successor.output_path == attempt.output_path:
+            successor = successor.model_copy(update={"log_offset": self._log_end})  # appended to
         detail = f"resubmitted as job {successor.job_id} ({why})"
         self._record_action(_action(advice, "submit", successor.job_id, True, detail), attempt.index)
         await self._start_successor(attempt, successor, advice)
+
+    async def _cancel_rest(self, attempt: Attempt, advice: Advice) -> bool:
+        """Cancel what is left of the failed job (a hung or straggling one still runs; one that
+        Slurm requeued by itself waits); False if that failed and the restart was abandoned."""
+        try:
+            cancelled: bool = await workflow.execute_activity_method(
+                ActionActivities.cancel_job,
+                CancelInput(run_id=self.spec.run_id, job_id=attempt.job_id),
+                start_to_close_timeout=self._quick(),
+                retry_policy=BOUNDED,
+            )
+        except ActivityError as e:
+            self._abandon_restart(advice, e)
+            return False
+        if cancelled:
+            detail = "cancelled what was left of the job, to resubmit"
+            self._record_action(_action(advice, "cancel", attempt.job_id, True, detail), attempt.index)
+        await self._read_to_end(attempt)
+        return True
 
     async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
         self.rec.mark_acted(advice.generation)

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -44,6 +45,29 @@ def read_text(path: str, what: str, error: type[YamlModelError] = YamlModelError
 
 
 def parse_model(text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError) -> M:
+    data, lines = _load(text, source, what, error)
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        raise error(_describe(e.errors()[0], source, lines)) from None
+
+
+def model_problems(text: str, source: str, model: type[BaseModel], what: str) -> list[str]:
+    """Every problem of the file, one line each (empty: it is valid), for a checker to list
+    them all at once where loading stops at the first."""
+    try:
+        data, lines = _load(text, source, what, YamlModelError)
+    except YamlModelError as e:
+        return [str(e)]
+    try:
+        model.model_validate(data)
+    except ValidationError as e:
+        return [_describe(problem, source, lines) for problem in e.errors()]
+    return []
+
+
+def _load(text: str, source: str, what: str, error: type[YamlModelError]) -> tuple[object, dict[tuple[str, ...], int]]:
+    """The YAML's data, and the line of each key; `error` when it is no mapping of keys."""
     try:
         root = yaml.compose(text, Loader=_Loader)
     except yaml.YAMLError as e:
@@ -57,10 +81,7 @@ def parse_model(text: str, source: str, model: type[M], what: str, error: type[Y
         raise error(f"{source}:{root.start_mark.line + 1}: a {what} must be a mapping of keys")
     lines: dict[tuple[str, ...], int] = {}
     _key_lines(root, (), lines)
-    try:
-        return model.model_validate(yaml.load(text, Loader=_Loader))
-    except ValidationError as e:
-        raise error(_describe(e, source, lines)) from None
+    return yaml.load(text, Loader=_Loader), lines
 
 
 def _key_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
@@ -72,14 +93,13 @@ def _key_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ..
             _key_lines(value_node, key, lines)
 
 
-def _describe(error: ValidationError, source: str, lines: dict[tuple[str, ...], int]) -> str:
-    first = error.errors()[0]
-    path = tuple(str(p) for p in first["loc"])
+def _describe(problem: ErrorDetails, source: str, lines: dict[tuple[str, ...], int]) -> str:
+    path = tuple(str(p) for p in problem["loc"])
     line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
     where = f"{source}:{line}" if line else source
     key = ".".join(path) or "(top level)"
-    if first["type"] == "extra_forbidden":
+    if problem["type"] == "extra_forbidden":
         return f"{where}: unknown key {key!r}"
-    if first["type"] == "missing":
+    if problem["type"] == "missing":
         return f"{where}: missing key {key!r}"
-    return f"{where}: key {key!r}: {first['msg']}"
+    return f"{where}: key {key!r}: {problem['msg']}"

@@ -7,6 +7,7 @@ from collections import Counter
 
 from recovery.activities.hangstacks.frames import RankView, State
 from recovery.activities.hangstacks.model import NodeStacks
+from recovery.activities.text import clip
 from recovery.workflows.models import Evidence
 
 SOURCE = "py-spy"
@@ -87,4 +88,4 @@ def compress(numbers: list[int]) -> str:
 
 
 def cut(text: str) -> str:
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+    return clip(text, MAX_TEXT)

@@ -83,6 +83,21 @@ class Drainable(Protocol):
     async def drain(self, node: str, reason: str) -> None: ...
 
 
+@runtime_checkable
+class SubmitsAs(Protocol):
+    """A scheduler that can say whether this worker may submit a job as another user (a
+    resubmission keeps the failed job's owner). Without it, only the worker's own user."""
+
+    def submit_as_refusal(self, user: str) -> str | None: ...
+
+
+@runtime_checkable
+class Partitioned(Protocol):
+    """A scheduler whose nodes are grouped in partitions (Slurm)."""
+
+    async def partition_nodes(self, partition: str) -> list[str]: ...
+
+
 UNAVAILABLE_STATES = ("drain", "down", "fail", "maint", "reboot")
 
 
@@ -90,3 +105,8 @@ def out_of_rotation(info: NodeInfo) -> bool:
     """Whether a node is already drained, draining, down or otherwise not taking new work."""
     state = info.state.lower()
     return any(word in state for word in UNAVAILABLE_STATES)
+
+
+def free_now(info: NodeInfo) -> bool:
+    """Whether a new job could start on the node right now: idle and in rotation."""
+    return info.state.lower().split("+")[0].rstrip("*~#!%$@^-") == "idle" and not out_of_rotation(info)

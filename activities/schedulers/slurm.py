@@ -32,7 +32,7 @@ import structlog
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError
-from recovery.activities.schedulers.sbatch_script import min_nodes
+from recovery.activities.schedulers.sbatch_script import directives, min_nodes
 from recovery.activities.schedulers.slurm_commands import (
     AccountingDisabled,
     Completed,
@@ -92,16 +92,20 @@ class SlurmScheduler:
     # --- the Scheduler protocol --------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
-        env = {**self._env, **_request_env(request.env)}
+        env = {**self._env, **request_env(request.env)}
         with tempfile.TemporaryDirectory(prefix="recovery-sbatch-") as tmp:
             # A file, not stdin: sbatch passes arguments to a script only when it names a file.
             # sbatch copies the script at submission, so the file may go right after.
             script = Path(tmp) / "job.sbatch"
             script.write_text(request.script)
-            argv = [*sbatch_options(request), str(script), *request.args]
+            as_user = request.user
+            if (why := self.submit_as_refusal(as_user)) is not None:
+                log.warning("submitting as the worker's user", owner=as_user, why=why)
+                as_user = ""
+            argv = [*sbatch_options(request, as_user=as_user), str(script), *request.args]
             result = await self._run(argv, what="sbatch", env=env)
         job_id = parse_parsable(result.stdout)
-        log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes)
+        log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes, user=as_user or _me())
         found = await self.observe([job_id])
         if job_id in found:
             return found[job_id]
@@ -111,10 +115,11 @@ class SlurmScheduler:
     async def find(self, token: str) -> JobObservation | None:
         if not token:
             return None
-        jobs = await self._squeue(["--me"])
+        # root submits a resubmission as the job's owner (sbatch --uid): its job is among everyone's
+        jobs = await self._squeue([] if os.geteuid() == 0 else ["--me"])
         mine = [j for j in jobs if parse_comment(j.comment).token == token]
         if mine:
-            newest = max(mine, key=lambda j: _id_order(j.job_id))
+            newest = max(mine, key=lambda j: id_order(j.job_id))
             return (await self._complete([newest], fresh=False))[newest.job_id]
         job_id = await self._find_in_accounting(token)
         if job_id is None:
@@ -134,26 +139,26 @@ class SlurmScheduler:
         return result
 
     async def requeue_hold(self, job_id: str) -> None:
-        argv = ["scontrol", "requeuehold", _checked_id(job_id)]
+        argv = ["scontrol", "requeuehold", checked_id(job_id)]
         await self._run(argv, what=f"requeuehold {job_id}", requeue=True)
 
     async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
         # An empty value clears the list (22.05 accepts `ExcNodeList=`).
-        value = ",".join(_checked_node(n) for n in nodes)
-        argv = ["scontrol", "update", f"JobId={_checked_id(job_id)}", f"ExcNodeList={value}"]
+        value = ",".join(checked_node(n) for n in nodes)
+        argv = ["scontrol", "update", f"JobId={checked_id(job_id)}", f"ExcNodeList={value}"]
         await self._run(argv, what=f"update {job_id} ExcNodeList={value}")
 
     async def release(self, job_id: str) -> None:
-        await self._run(["scontrol", "release", _checked_id(job_id)], what=f"release {job_id}")
+        await self._run(["scontrol", "release", checked_id(job_id)], what=f"release {job_id}")
 
     async def cancel(self, job_id: str) -> None:
         # -v: 22.05's scancel reports an unknown job only on stderr, and exits 0.
-        argv = ["scancel", "-v", _checked_id(job_id)]
+        argv = ["scancel", "-v", checked_id(job_id)]
         await self._run(argv, what=f"scancel {job_id}", errors_in_output=True)
 
     async def drain(self, node: str, reason: str) -> None:
         """DRAIN a node with a reason (argument list: the reason is data, never shell)."""
-        name, text = _checked_node(node), one_line_reason(reason)
+        name, text = checked_node(node), one_line_reason(reason)
         argv = ["scontrol", "update", f"NodeName={name}", "State=DRAIN", f"Reason={text}"]
         await self._run(argv, what=f"drain {node}")
 
@@ -183,7 +188,7 @@ class SlurmScheduler:
         """Every run of the job from accounting, oldest first (`restart_count` = index): what
         happened to a run that Slurm requeued by itself (NODE_FAIL, preemption), whose record
         `observe` no longer shows. Failed runs name their nodes that are unusable now."""
-        rows = await self._sacct(["-j", _checked_id(job_id)])
+        rows = await self._sacct(["-j", checked_id(job_id)])
         history = facts.run_history(job_id, facts.sacct_runs(rows).get(job_id, []))
         if any(facts.needs_failure_facts(r.state) for r in history):
             nodes = await self.nodes()
@@ -193,7 +198,7 @@ class SlurmScheduler:
     async def submission(self, job_id: str) -> JobSubmission:
         """A job as plain sbatch submitted it: its batch script (Slurm keeps a copy), working
         directory, node count, name and owner, for a run that adopts it."""
-        checked = _checked_id(job_id)
+        checked = checked_id(job_id)
         shown = await self._run(["scontrol", "show", "job", "-o", checked], what=f"show job {job_id}")
         fields = sp.parse_scontrol_job(shown.stdout)
         script = await self._run(["scontrol", "write", "batch_script", checked, "-"], what=f"batch script of {job_id}")
@@ -207,6 +212,18 @@ class SlurmScheduler:
             comment=fields.get("Comment", ""),
             partition=fields.get("Partition", ""),
         )
+
+    def submit_as_refusal(self, user: str) -> str | None:
+        """Why this worker cannot submit a job as `user` (None: it can). Slurm lets only root
+        submit for another user (`sbatch --uid`)."""
+        if not user or user == _me() or os.geteuid() == 0:
+            return None
+        return f"the worker runs as {_me()}, and Slurm lets only root submit a job as another user ({user})"
+
+    async def partition_nodes(self, partition: str) -> list[str]:
+        """The nodes of one partition (sinfo -N prints one per line)."""
+        result = await self._run(["sinfo", "-h", "-N", "-p", _checked_partition(partition), "-o", "%N"], what="sinfo")
+        return list(dict.fromkeys(line.strip() for line in result.stdout.splitlines() if line.strip()))
 
     async def cluster_name(self) -> str:
         """`ClusterName` from slurmctld's configuration (for run ids derived from cluster and job)."""
@@ -225,6 +242,10 @@ class SlurmScheduler:
         result = await self._run(argv, what="squeue")
         return [facts.squeue_job(row) for row in sp.split_records(result.stdout, delims, facts.SQUEUE_FIELDS)]
 
+    async def squeue_rows(self, ids: list[str]) -> list[facts.SqueueJob]:
+        """squeue's rows for these jobs (one call; unknown ids left out), without exclusions."""
+        return await self._squeue_ids([checked_id(i) for i in ids])
+
     async def _squeue_ids(self, ids: list[str]) -> list[facts.SqueueJob]:
         try:
             jobs = await self._squeue(["-j", ",".join(ids)])
@@ -234,9 +255,11 @@ class SlurmScheduler:
 
     async def _complete(self, jobs: list[facts.SqueueJob], *, fresh: bool) -> dict[str, JobObservation]:
         """Observations for squeue rows: exclusions, and for failed jobs steps and node states."""
-        return await self._complete_with(await self._with_exclusions(jobs, fresh))
+        return await self.complete_rows(await self._with_exclusions(jobs, fresh))
 
-    async def _complete_with(self, detailed: list[tuple[facts.SqueueJob, list[str]]]) -> dict[str, JobObservation]:
+    async def complete_rows(self, detailed: list[tuple[facts.SqueueJob, list[str]]]) -> dict[str, JobObservation]:
+        """Observations for rows with their exclusions; failed jobs get their per-node step
+        results (sacct) and which of their nodes are unusable now (sinfo)."""
         failing = [job for job, _ in detailed if facts.needs_failure_facts(job.state[0])]
         tasks = await self.tasks_of([(j.job_id, j.restart_count) for j in failing]) if failing else {}
         node_list = await self.nodes() if failing else []
@@ -281,7 +304,7 @@ class SlurmScheduler:
     async def detail(self, job_id: str) -> JobObservation | None:
         """One job, complete and fresh, from `scontrol show job -o` (with squeue for its exact
         name and comment): for the moment right before an action. None if Slurm forgot it."""
-        jobs = await self._squeue_ids([_checked_id(job_id)])
+        jobs = await self._squeue_ids([checked_id(job_id)])
         if not jobs:
             return (await self.accounting([job_id])).get(job_id)
         try:
@@ -293,7 +316,7 @@ class SlurmScheduler:
         excluded = facts.excluded_from_scontrol(fields)
         if job.exclusion_key is not None:
             self._remember(job.exclusion_key, excluded)
-        return (await self._complete_with([(job, excluded)]))[job_id]
+        return (await self.complete_rows([(job, excluded)]))[job_id]
 
     def _remember(self, key: tuple[object, ...], excluded: list[str]) -> None:
         self._exclusions[key] = excluded
@@ -330,10 +353,10 @@ class SlurmScheduler:
         return found
 
     async def _find_in_accounting(self, token: str) -> str | None:
-        user = pwd.getpwuid(os.getuid()).pw_name
-        rows = await self._sacct(["-X", f"--user={user}", "-S", self.find_window])
+        users = ["--allusers"] if os.geteuid() == 0 else [f"--user={_me()}"]
+        rows = await self._sacct(["-X", *users, "-S", self.find_window])
         ids = [r["JobIDRaw"].strip() for r in rows if parse_comment(sp.clean(r["Comment"])).token == token]
-        return max(ids, key=_id_order) if ids else None
+        return max(ids, key=id_order) if ids else None
 
     async def _sacct(self, selection: list[str]) -> list[dict[str, str]]:
         sep = sp.Delimiters.fresh().field
@@ -378,12 +401,14 @@ class SlurmScheduler:
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def sbatch_options(request: SubmitRequest) -> list[str]:
+def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
     """sbatch's options for a run's job: output kept across requeues (`--open-mode=append`),
     requeue allowed, the token in the comment, the worker's environment plus the request's.
     `--nodes` only when the script does not already ask for that many: its own `--nodes=2-4`
-    would otherwise be narrowed to exactly 2."""
-    argv = ["sbatch", "--parsable", f"--job-name={request.name}"]
+    would otherwise be narrowed to exactly 2. A resubmission names the failed job's output file
+    (appended to, as a requeue would) and, from root, its owner (`--uid`)."""
+    # The user's own options first, as typed: on a clash sbatch takes the last, recovery's.
+    argv = ["sbatch", *request.sbatch_options, "--parsable", f"--job-name={request.name}"]
     if min_nodes(request.script) != request.nodes:
         argv.append(f"--nodes={request.nodes}")
     argv += [
@@ -394,8 +419,33 @@ def sbatch_options(request: SubmitRequest) -> list[str]:
         "--export=ALL",
     ]
     if request.excluded_nodes:
-        argv.append(f"--exclude={','.join(_checked_node(n) for n in request.excluded_nodes)}")
+        argv.append(f"--exclude={','.join(checked_node(n) for n in request.excluded_nodes)}")
+    if request.output:
+        argv.append(f"--output={request.output}")
+    if as_user and as_user != _me():
+        # numbers: 25.11's sbatch refuses a user name here ("Invalid --uid specification"), and
+        # without --gid the job would keep root's group
+        owner = _owner(as_user)
+        argv += [f"--uid={owner.pw_uid}", f"--gid={owner.pw_gid}"]
     return argv
+
+
+def sbatch_only(request: SubmitRequest) -> bool:
+    """Whether only sbatch can submit this as asked: `#SBATCH` lines in the script or sbatch
+    options the user typed (sbatch parses both on the client; libslurm and slurmrestd have no
+    parser for them), or another owner (`sbatch --uid`, with `submit_as_refusal`'s rules)."""
+    return bool(directives(request.script) or request.sbatch_options or (request.user and request.user != _me()))
+
+
+def _me() -> str:
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _owner(user: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwnam(user)
+    except KeyError:
+        raise SchedulerError(f"no such user on this machine: {user!r}") from None
 
 
 def parse_parsable(stdout: str) -> str:
@@ -406,7 +456,7 @@ def parse_parsable(stdout: str) -> str:
     return job_id
 
 
-def _request_env(env: dict[str, str]) -> dict[str, str]:
+def request_env(env: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in env.items() if not k.startswith(_REQUEST_ENV_DROPPED)}
 
 
@@ -450,13 +500,13 @@ def one_line_reason(reason: str) -> str:
     return " ".join(flat.split())[:DRAIN_REASON_CHARS] or "recovery: suspect node"
 
 
-def _checked_id(job_id: str) -> str:
+def checked_id(job_id: str) -> str:
     if not _JOB_ID.match(job_id):
         raise JobNotFound(f"{job_id!r} is not a Slurm job id")
     return job_id
 
 
-def _checked_node(node: str) -> str:
+def checked_node(node: str) -> str:
     if not _NODE_NAME.match(node):
         raise SchedulerError(f"{node!r} is not a node name")
     return node
@@ -468,6 +518,6 @@ def _checked_partition(partition: str) -> str:
     return partition
 
 
-def _id_order(job_id: str) -> tuple[int, int]:
+def id_order(job_id: str) -> tuple[int, int]:
     base, _, task = job_id.partition("_")
     return int(base), int(task or 0)

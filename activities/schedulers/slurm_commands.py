@@ -28,6 +28,9 @@ from typing import Protocol
 
 from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerError, SchedulerUnavailable
 
+# ESLURM_INVALID_JOB_ID in slurm_errno.h: the errno libslurm and slurmrestd give for an unknown job.
+SLURM_INVALID_JOB_ID = 2017
+
 
 class AccountingDisabled(SchedulerError):
     """The cluster keeps no job accounting (no slurmdbd): there is no history to read."""
@@ -39,6 +42,7 @@ UNAVAILABLE_MARKERS = (
     "zero bytes were transmitted",
     "connection refused",
     "connection timed out",
+    "connection reset by peer",  # slurmctld stopping while it answers (seen on 25.11)
     "unexpected message received",
     "communication connection failure",
     "communications connection failure",

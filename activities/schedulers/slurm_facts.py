@@ -39,6 +39,7 @@ SQUEUE_FIELDS = [
     "UserName",
     "ArrayJobID",
     "ArrayTaskID",
+    "WorkDir",
     "STDOUT",
     "STDERR",
     "Name",
@@ -97,6 +98,7 @@ class SqueueJob:
     user: str
     array_job_id: str
     array_task_id: str
+    workdir: str
     stdout: str
     stderr: str
     name: str
@@ -104,7 +106,14 @@ class SqueueJob:
 
     @property
     def state(self) -> tuple[JobState, bool]:
-        return map_state(self.raw_state, self.reason, self.priority)
+        raw = self.raw_state
+        if base_state(raw) == "COMPLETING" and self.ended_at is None and self.restart_count > 0:
+            # Requeued while its last run still cleans up: Slurm's state is PENDING|COMPLETING,
+            # which squeue and libslurm print as COMPLETING alone. Once released (reason None,
+            # priority > 0) nothing else tells it from a run that ends, but this: a run that
+            # ends has an end time, a requeued job has none (seen on 25.11 for ~0.5 s).
+            raw = f"PENDING+{raw}"
+        return map_state(raw, self.reason, self.priority)
 
     @property
     def exclusion_key(self) -> tuple[str, int, datetime | None, datetime | None] | None:
@@ -140,6 +149,7 @@ def squeue_job(row: dict[str, str]) -> SqueueJob:
         user=sp.clean(row["UserName"]),
         array_job_id=sp.clean(row["ArrayJobID"]),
         array_task_id=sp.clean(row["ArrayTaskID"]),
+        workdir=sp.clean(row.get("WorkDir", "")),
         stdout=sp.clean(row["STDOUT"]),
         stderr=sp.clean(row["STDERR"]),
         name=row["Name"],
@@ -192,6 +202,9 @@ def _paths(job: SqueueJob) -> tuple[str, str]:
             node=job.batch_host or (job.nodes[0] if job.nodes else ""),
             array_job_id=job.array_job_id,
             array_task_id=job.array_task_id,
+            # 22.05's squeue prints the path sbatch made absolute; 25.11's the one given
+            # (`slurm-%j.out`), which Slurm resolves against the job's working directory
+            workdir=job.workdir,
         )
 
     return expand(job.stdout), expand(job.stderr)

@@ -1,20 +1,24 @@
 """`RestSlurmScheduler`: the same interface over slurmrestd (httpx), where its API can do the job.
 
-slurmrestd on Slurm 22.05 serves the OpenAPI versions v0.0.36 to v0.0.38. What goes over REST:
-reading jobs (`GET job/{id}`, `GET jobs`), nodes (`GET nodes`), submitting (`POST job/submit`),
-releasing (`POST job/{id}` with `{"hold": false}`) and cancelling (`DELETE job/{id}`).
+Which API version: the newest `/slurm/v0.0.NN/` that slurmrestd's own OpenAPI document
+(`GET /openapi/v3`) lists, read on the first call (or the one given as `api`). Slurm 22.05 serves
+v0.0.36 to v0.0.38; Slurm 25.11 serves v0.0.41 to v0.0.44 (v0.0.38 is gone).
+
+What goes over REST, in every version: reading jobs (`GET job/{id}`, `GET jobs`), nodes
+(`GET nodes`), submitting (`POST job/submit`), releasing (`POST job/{id}` with
+`{"hold": false}`) and cancelling (`DELETE job/{id}`). From v0.0.39 (Slurm 23.02) on, also the
+job update of exclusions (`POST job/{id}` with `{"excluded_nodes": [...]}`), draining a node
+(`POST node/{name}`), and submitting with exclusions and with arguments (`argv`).
 
 What stays on Slurm's commands (a `SlurmScheduler` inside), and why:
 
-- requeue-hold: no requeue in the REST API of 22.05 (v0.0.38).
-- draining a node: no node update before v0.0.39 (23.02).
-- exclusions: v0.0.38's job properties have no excluded-nodes field, for update nor submit; a
-  submit with exclusions therefore goes through sbatch.
-- a submit with arguments: 22.05.8's slurmrestd crashes on a job with `argv` (seen on the dev
-  cluster); so does sbatch instead.
+- requeue-hold: no version of the REST API requeues a job (25.11's v0.0.44 neither: its job
+  update sets whether a job *may* be requeued, and `DELETE job` only signals);
+- before v0.0.39: exclusions and draining (no such fields), and a submit with arguments
+  (22.05.8's slurmrestd crashes on a job with `argv`, seen on the dev cluster);
 - a script with `#SBATCH` directives: sbatch reads those on the client; slurmrestd takes the
   script as it is and would silently drop them (nodes, time limit, GPUs...). So in practice
-  most submissions go through sbatch, and REST submits only directive-free scripts.
+  most submissions go through sbatch, and REST submits only directive-free scripts;
 - jobs slurmctld forgot, and per-node step results: accounting over REST (slurmdb v0.0.38)
   reports exit codes as 0 in 22.05, like `sacct --json`; `sacct -P` is right.
 
@@ -22,14 +26,15 @@ Errors: `errors[].error_number` 2017 (invalid job id) is JobNotFound; communicat
 (1000-1999, 5000-5999) and -1 ("Unspecified error", what 22.05 answers for a job read while
 slurmctld is down) are SchedulerUnavailable, as are connection failures and timeouts.
 
-Newer releases (v0.0.40+) wrap numbers as `{"set": true, "number": N}` and list job states;
-the readers below accept both shapes, so pointing `api` at a newer version needs no new parser.
+v0.0.40 and later wrap numbers as `{"set": true, "number": N}` and list job states; the readers
+below accept both shapes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -39,13 +44,15 @@ import httpx
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
-from recovery.activities.schedulers.slurm import SlurmScheduler
+from recovery.activities.schedulers.slurm import SlurmScheduler, checked_node, one_line_reason, sbatch_only
+from recovery.activities.schedulers.slurm_commands import SLURM_INVALID_JOB_ID
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
 from recovery.activities.schedulers.slurm_states import map_state, node_state
 from recovery.workflows.models import JobObservation, JobState, JobSubmission, NodeInfo, SubmitRequest
 
 _PER_JOB_READS = 16  # up to this many ids: one GET per job; more: one GET of all jobs
-_INVALID_JOB_ID = 2017
+_API_PATH = re.compile(r"^/slurm/(v0\.0\.(\d+))/")
+_FIRST_WITH_UPDATES = 39  # v0.0.39 (Slurm 23.02): excluded_nodes, argv, node updates
 
 
 class RestSlurmScheduler:
@@ -58,14 +65,15 @@ class RestSlurmScheduler:
         url: str | None = None,
         token: str | None = None,
         user: str | None = None,
-        api: str = "v0.0.38",
+        api: str | None = None,
         timeout: float = 30.0,
         commands: SlurmScheduler | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         """`socket` (default `SLURM_RESTD_SOCKET`) for slurmrestd on a unix socket with
         rest_auth/local, or `url` plus a JWT `token` (and `user`, for an admin token acting as a
-        user). `commands` does what REST cannot (see the module doc). `transport` is for tests."""
+        user). `api`: the API version (default: the newest slurmrestd offers, asked once).
+        `commands` does what REST cannot (see the module doc). `transport` is for tests."""
         socket = socket or (None if url else os.environ.get("SLURM_RESTD_SOCKET"))
         if transport is None and socket:
             transport = httpx.AsyncHTTPTransport(uds=socket)
@@ -75,6 +83,7 @@ class RestSlurmScheduler:
         if token and user:
             headers["X-SLURM-USER-NAME"] = user
         self.api = api
+        self._api_lock = asyncio.Lock()
         self.timeout = timeout
         self.commands = commands or SlurmScheduler(timeout=timeout)
         self._client = httpx.AsyncClient(
@@ -87,9 +96,10 @@ class RestSlurmScheduler:
     # --- the Scheduler protocol --------------------------------------------------------------
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
-        if request.args or request.excluded_nodes or _has_directives(request.script):
+        updates = await self._has_updates()
+        if sbatch_only(request) or (not updates and (request.args or request.excluded_nodes)):
             return await self.commands.submit(request)
-        body = {"script": request.script, "job": _job_properties(request)}
+        body = {"script": request.script, "job": _job_properties(request, updates)}
         answer = await self._call("POST", "job/submit", json=body)
         job_id = str(answer.get("job_id", ""))
         if not job_id.isdigit():
@@ -128,7 +138,12 @@ class RestSlurmScheduler:
         await self.commands.requeue_hold(job_id)  # no requeue in v0.0.38
 
     async def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
-        await self.commands.set_excluded_nodes(job_id, nodes)  # no such job property in v0.0.38
+        if not await self._has_updates():
+            await self.commands.set_excluded_nodes(job_id, nodes)  # no such job property in v0.0.38
+            return
+        # A list, not "a,b": an empty list clears them (slurmrestd turns it into "").
+        body = {"excluded_nodes": [checked_node(n) for n in nodes]}
+        await self._call("POST", f"job/{_checked(job_id)}", json=body)
 
     async def release(self, job_id: str) -> None:
         await self._call("POST", f"job/{_checked(job_id)}", json={"hold": False})
@@ -141,7 +156,11 @@ class RestSlurmScheduler:
         return [_node(n) for n in answer.get("nodes", [])]
 
     async def drain(self, node: str, reason: str) -> None:
-        await self.commands.drain(node, reason)  # node updates arrive in v0.0.39 (23.02)
+        if not await self._has_updates():
+            await self.commands.drain(node, reason)  # node updates arrive in v0.0.39 (23.02)
+            return
+        body = {"state": ["DRAIN"], "reason": one_line_reason(reason)}
+        await self._call("POST", f"node/{checked_node(node)}", json=body)
 
     # --- beyond the protocol -------------------------------------------------------------------
 
@@ -198,10 +217,25 @@ class RestSlurmScheduler:
             )
         return observations
 
+    async def api_version(self) -> str:
+        """The API version in use: the one given, else the newest slurmrestd lists."""
+        async with self._api_lock:
+            if self.api is None:
+                self.api = newest_api(await self._request("/openapi/v3", "slurmrestd GET /openapi/v3"))
+        return self.api
+
+    async def _has_updates(self) -> bool:
+        return _version_number(await self.api_version()) >= _FIRST_WITH_UPDATES
+
     async def _call(self, method: str, path: str, json: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        what = f"slurmrestd {method} {path}"
+        api = await self.api_version()
+        return await self._request(f"/slurm/{api}/{path}", f"slurmrestd {method} {path}", method, json)
+
+    async def _request(
+        self, url: str, what: str, method: str = "GET", json: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
         try:
-            response = await self._client.request(method, f"/slurm/{self.api}/{path}", json=json)
+            response = await self._client.request(method, url, json=json)
         except httpx.TransportError as err:  # connection refused, timeouts, a crashed slurmrestd
             raise SchedulerUnavailable(f"{what}: {type(err).__name__}: {err}") from err
         try:
@@ -228,31 +262,46 @@ def _raise_errors(what: str, answer: Mapping[str, Any]) -> None:
     text = "; ".join(" ".join(str(e.get(k, "")) for k in ("error", "description") if e.get(k)) for e in errors).replace(
         "\n", " "
     )
-    if numbers & {_INVALID_JOB_ID}:
+    if numbers & {SLURM_INVALID_JOB_ID}:
         raise JobNotFound(f"{what}: {text}")
     if any(n == -1 or 1000 <= n < 2000 or 5000 <= n < 6000 for n in numbers):
         raise SchedulerUnavailable(f"{what}: {text}")
     raise SchedulerError(f"{what}: {text}")
 
 
-def _has_directives(script: str) -> bool:
-    return any(line.lstrip().startswith("#SBATCH") for line in script.splitlines())
+def newest_api(document: Mapping[str, Any]) -> str:
+    """The newest `v0.0.NN` among the `/slurm/v0.0.NN/...` paths of slurmrestd's OpenAPI document."""
+    versions = {m.group(1) for path in document.get("paths") or {} if (m := _API_PATH.match(str(path)))}
+    if not versions:
+        raise SchedulerError("slurmrestd offers no /slurm/ API (is it started with the slurmctld plugin?)")
+    return max(versions, key=_version_number)
 
 
-def _job_properties(request: SubmitRequest) -> dict[str, Any]:
+def _version_number(api: str) -> int:
+    return int(api.rsplit(".", 1)[-1])
+
+
+def _job_properties(request: SubmitRequest, updates: bool) -> dict[str, Any]:
     # The job gets this environment and nothing else: the worker's (as sbatch --export=ALL),
     # without the REST token, plus the request's.
     env = {k: v for k, v in os.environ.items() if k != "SLURM_JWT"}
     env.update({k: v for k, v in request.env.items() if not k.startswith("SBATCH_")})
-    return {
+    job: dict[str, Any] = {
         "name": request.name,
         "nodes": request.nodes,
         "current_working_directory": request.workdir,
         "comment": submission_comment(request.script, request.token),
         "requeue": True,
-        "open_mode": "append",
+        "open_mode": ["APPEND"] if updates else "append",
         "environment": env,
     }
+    if request.output:  # a resubmission appends to the failed job's output
+        job["standard_output"] = request.output
+    if updates and request.excluded_nodes:
+        job["excluded_nodes"] = [checked_node(n) for n in request.excluded_nodes]
+    if updates and request.args:
+        job["argv"] = ["job.sbatch", *request.args]  # slurmstepd replaces argv[0] with the script's path
+    return job
 
 
 def job_observation(job: Mapping[str, Any]) -> JobObservation:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from recovery.activities.progress import ProgressRecord
 from recovery.activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
 from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
+from recovery.activities.text import clip
 
 MAX_SERIES = 8  # progress bars and series followed at once; more are ignored
 
@@ -111,7 +112,7 @@ class Slowdown:
         evidence = []
         if record is not None:
             evidence.append(
-                EvidenceLine(line=record.line or 0, signature="straggler", text=record.text[:EVIDENCE_TEXT])
+                EvidenceLine(line=record.line or 0, signature="straggler", text=clip(record.text, EVIDENCE_TEXT))
             )
         where = f" ({found.where()})" if found.where() else ""
         return LogDiagnosis(

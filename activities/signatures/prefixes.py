@@ -7,6 +7,7 @@
     Mar  3 12:34:56 node7 kernel: ...    syslog (also ISO timestamps)
     [node7] ...                          a bracketed host name (with a digit in it)
     node7: ...                           pdsh/clush host prefix (with a digit in it)
+    slurmstepd-node7: error: ...         Slurm's step daemon, built for several slurmd per host
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
@@ -24,6 +25,9 @@ from dataclasses import dataclass, field
 _HEAD = 300
 _SRUN = re.compile(r"\s*(\d{1,6}): ")
 _PDSH = re.compile(r"([A-Za-z][\w.-]{0,62}|\d{1,3}(?:\.\d{1,3}){3}): ")
+# Slurm built with --enable-multiple-slurmd names its step daemon `slurmstepd-<node>` in the
+# messages it writes into a job's output (src/slurmd/slurmstepd/mgr.c); the node is the rest.
+_STEPD = "slurmstepd-"
 _RANK = re.compile(r"\[rank(\d{1,6})\]:")
 # PyTorch names the rank inside its own messages: `[Rank 1] NCCL watchdog thread terminated with
 # exception: ...`, `[PG ID 1 PG GUID 1 Rank 19] Process group watchdog ...`. For a root cause
@@ -71,7 +75,7 @@ def line_context(text: str) -> LineContext:
     if m := _SRUN.match(head):
         rank, head = int(m.group(1)), head[m.end() :]
     elif ((m := _PDSH.match(head)) and _named(m.group(1))) or (m := _RAY.match(head)):
-        host, head = m.group(1), head[m.end() :]
+        host, head = m.group(1).removeprefix(_STEPD) or m.group(1), head[m.end() :]
     if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head)):
         rank = int(next(g for g in m.groups() if g is not None))
     local = _LOCAL.search(head)

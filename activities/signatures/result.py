@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from recovery.activities.signatures.prefixes import LineContext, node_name
 from recovery.activities.signatures.scanner import LineMatch
+from recovery.activities.text import clip
 from recovery.workflows.models import Category
 
 EVIDENCE_TEXT = 500
@@ -145,7 +146,7 @@ _STRUCTURE_NAMES = {"elastic": "torchelastic-root-cause", "struct": "uncaught-ex
 
 
 def evidence_line(match: LineMatch) -> EvidenceLine:
-    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[:EVIDENCE_TEXT])
+    text = "".join(c if c.isprintable() or c == "\t" else "\ufffd" for c in match.text[: EVIDENCE_TEXT + 1])
     kind, _, _ = match.pattern.partition(":")
     signature = _STRUCTURE_NAMES.get(kind, match.pattern) if ":" in match.pattern else match.pattern
-    return EvidenceLine(line=match.line, signature=signature, text=text.strip())
+    return EvidenceLine(line=match.line, signature=signature, text=clip(text.strip(), EVIDENCE_TEXT))

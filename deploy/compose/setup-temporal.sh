@@ -18,6 +18,7 @@ RecoveryJobIds=KeywordList
 RecoveryAttempts=Int
 RecoveryLastSymptom=Keyword
 RecoveryExcludedNodes=KeywordList
+RecoveryOwner=Keyword
 "
 
 tries=0

@@ -67,9 +67,9 @@ async def test_reported_node_is_suspect_until_cleared(embedded: Embedded, client
         table = embedded.recovery("nodes", "--cluster", cluster)
         assert table.returncode == 0 and "node3" in table.stdout and "yes" in table.stdout
 
-        cleared = embedded.recovery("nodes", "clear", "node3", "--cluster", cluster)
+        cleared = embedded.recovery("nodes", "clear", "node3", "--cluster", cluster, "--json")
         assert cleared.returncode == 0, cleared.stderr
-        assert "node3 cleared" in cleared.stdout
+        assert json.loads(cleared.stdout) == {"cluster": cluster, "node": "node3", "forgotten": 2}
         assert wait_for(lambda: row(embedded, cluster, "node3") is None)
         assert await activity_env.run(acts.suspect_nodes, ask) == []
     finally:

@@ -47,7 +47,8 @@ async def test_cli_submit_recovers_and_reports(embedded: Embedded, client: Clien
     done = embedded.recovery("submit", "--json", "--run", "cli test", str(script), cwd=script.parent)
     assert done.returncode == 0, done.stderr
     submitted = json.loads(done.stdout)
-    assert set(submitted) == {"run", "workflow_id", "job_id"}
+    assert set(submitted) == {"run", "workflow_id", "job_id", "scheduler"}
+    assert submitted["scheduler"] == "local"
     assert submitted["job_id"] is not None
     run_id = submitted["run"]
     status = await runs.wait_result(client, run_id)

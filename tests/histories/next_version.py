@@ -17,7 +17,7 @@ from types import ModuleType
 from recovery.workflows import training_run
 
 PATCH_ID = "announce-restart"
-ANCHOR = "        try:\n            self._record_action(await self._act(ActionActivities.requeue_hold, step), attempt.index)\n"
+ANCHOR = "        try:\n            requeued = await self._act(ActionActivities.requeue_hold, step)\n"
 NEW_STEP = """\
         if {condition}:
             await workflow.execute_activity(

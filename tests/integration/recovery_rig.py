@@ -279,14 +279,14 @@ class Rig:
 
     # --- processes
 
-    def recovery(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-        """The `recovery` CLI, as a user would run it."""
+    def recovery(self, *args: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+        """The `recovery` CLI, as a user would run it (`env`: settings of its own, over the rig's)."""
         return subprocess.run(
             [sys.executable, "-m", "recovery.worker", *args],
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=self.env,
+            env={**self.env, **env},
             cwd=self.home,
             check=False,
         )

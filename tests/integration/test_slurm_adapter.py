@@ -1,13 +1,23 @@
-"""SlurmScheduler against the real four-node Slurm 22.05 dev cluster (deploy/slurm-dev-cluster).
+"""The Slurm backends against the real four-node dev cluster (deploy/slurm-dev-cluster, Slurm
+25.11 or 22.05), each test once per backend: `commands` (SlurmScheduler), `pyslurm`
+(PyslurmScheduler; 25.11 only: pyslurm builds for that release alone) and `rest`
+(RestSlurmScheduler, where the cluster runs slurmrestd).
 
-What recovery relies on: a 2-node job observed with its nodes; requeue-hold, exclusions and
-release move it off a node with the restart count raised; a task failing on one node is named;
-cancel; unknown jobs; slurmctld away and back; hostile names; one squeue per poll.
+What recovery relies on, the same on every backend: a 2-node job observed with its nodes;
+requeue-hold, exclusions and release move it off a node with the restart count raised; a task
+failing on one node is named; cancel; unknown jobs; slurmctld away and back; hostile names.
+The commands backend also: one squeue per poll.
+
+On the dev cluster, slurmrestd's requests over its socket act as the `slurm` user, whose jobs
+cannot start there (the spool is under /root): the REST backend's jobs in the shared tests are
+submitted through its commands, and `test_rest_backend_submits_over_rest` checks its own
+submission.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import subprocess
 import time
@@ -21,7 +31,8 @@ from recovery.activities.schedulers import slurm_parse as sp
 from recovery.activities.schedulers.base import JobNotFound, JobNotRequeueable, SchedulerUnavailable
 from recovery.activities.schedulers.slurm import SlurmScheduler
 from recovery.activities.schedulers.slurm_commands import Completed, run_process
-from recovery.activities.schedulers.slurm_factory import make_slurm_scheduler
+from recovery.activities.schedulers.slurm_factory import Backend, SlurmBackend, make_slurm_scheduler
+from recovery.activities.schedulers.slurm_pyslurm import PyslurmScheduler
 from recovery.activities.schedulers.slurmrestd import RestSlurmScheduler
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
 
@@ -29,6 +40,8 @@ if TYPE_CHECKING:
     from tests.integration.conftest import SlurmDevCluster
 
 pytestmark = pytest.mark.slow
+IN_CI = os.environ.get("CI", "").lower() == "true"
+BACKENDS: list[Backend] = ["commands", "pyslurm", "rest"]
 T = TypeVar("T")
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "slurm-dev-cluster"
 
@@ -66,8 +79,47 @@ def counting() -> Counting:
 
 
 @pytest.fixture
-def slurm(slurm_cluster: SlurmDevCluster, counting: Counting) -> SlurmScheduler:
+def commands(slurm_cluster: SlurmDevCluster, counting: Counting) -> SlurmScheduler:
     return SlurmScheduler(runner=counting)
+
+
+def cluster_release() -> str:
+    """The release of the Slurm commands first on PATH (the dev cluster's `env` puts its own first)."""
+    out = subprocess.run(["scontrol", "--version"], capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout.split()[-1]
+
+
+def _missing(what: str) -> None:
+    if IN_CI:
+        pytest.fail(f"{what}, and CI must run this test", pytrace=False)
+    pytest.skip(what)
+
+
+def make(backend: Backend, slurm_cluster: SlurmDevCluster, timeout: float = 30.0) -> SlurmBackend:
+    """The backend under test, as the worker's factory makes it (skipped where it cannot run)."""
+    if backend == "pyslurm":
+        release = cluster_release()
+        if not release.startswith("25.11"):
+            pytest.skip(f"pyslurm builds for Slurm 25.11 only; the dev cluster runs {release}")
+        if importlib.util.find_spec("pyslurm") is None:
+            _missing("pyslurm is not installed (pip install '.[slurm]' against Slurm 25.11)")
+    if backend == "rest" and not slurm_cluster.restd_socket:
+        _missing("the dev cluster runs no slurmrestd")
+    return make_slurm_scheduler(backend, restd_socket=slurm_cluster.restd_socket, timeout=timeout)
+
+
+async def close(scheduler: SlurmBackend) -> None:
+    if isinstance(scheduler, RestSlurmScheduler):
+        await scheduler.aclose()
+    elif isinstance(scheduler, PyslurmScheduler):
+        scheduler.close()
+
+
+@pytest.fixture(params=BACKENDS)
+async def slurm(request: pytest.FixtureRequest, slurm_cluster: SlurmDevCluster) -> AsyncIterator[SlurmBackend]:
+    scheduler = make(request.param, slurm_cluster)
+    yield scheduler
+    await close(scheduler)
 
 
 @pytest.fixture
@@ -89,20 +141,21 @@ def request(tmp_path: Path, script: str, *, name: str = "adapter", nodes: int = 
     )
 
 
-async def submit(slurm: SlurmScheduler, jobs: list[str], req: SubmitRequest) -> JobObservation:
-    obs = await slurm.submit(req)
+async def submit(slurm: SlurmBackend, jobs: list[str], req: SubmitRequest) -> JobObservation:
+    # REST's own jobs run as `slurm` on the dev cluster and cannot start (module doc)
+    obs = await (slurm.commands if isinstance(slurm, RestSlurmScheduler) else slurm).submit(req)
     jobs.append(obs.job_id)
     return obs
 
 
-async def observe(slurm: SlurmScheduler | RestSlurmScheduler, job_id: str) -> JobObservation:
+async def observe(slurm: SlurmBackend, job_id: str) -> JobObservation:
     found = await slurm.observe([job_id])
     assert job_id in found, f"job {job_id} unknown to Slurm"
     return found[job_id]
 
 
 def state_is(
-    slurm: SlurmScheduler | RestSlurmScheduler, job_id: str, want: Callable[[JobObservation], bool]
+    slurm: SlurmBackend, job_id: str, want: Callable[[JobObservation], bool]
 ) -> Callable[[], Awaitable[JobObservation | None]]:
     async def check() -> JobObservation | None:
         obs = await observe(slurm, job_id)
@@ -112,7 +165,7 @@ def state_is(
 
 
 async def test_requeue_hold_exclude_release_moves_a_two_node_job(
-    slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+    slurm: SlurmBackend, jobs: list[str], tmp_path: Path
 ) -> None:
     script = 'echo "attempt ${SLURM_RESTART_COUNT:-0} on $SLURMD_NODENAME"\nsleep 300\n'
     first = await submit(slurm, jobs, request(tmp_path, script, nodes=2))
@@ -149,12 +202,14 @@ async def test_requeue_hold_exclude_release_moves_a_two_node_job(
     await slurm.cancel(job)
     done = await until("cancelled", state_is(slurm, job, lambda o: o.state.ended), 30)
     assert done.state is JobState.CANCELLED
+    assert done.excluded_nodes == [bad] and done.restart_count == 1
 
-    detail = await slurm.detail(job)
-    assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
+    if isinstance(slurm, SlurmScheduler):
+        detail = await slurm.detail(job)
+        assert detail is not None and detail.excluded_nodes == [bad] and detail.restart_count == 1
 
 
-async def test_task_failing_on_the_second_node(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
+async def test_task_failing_on_the_second_node(slurm: SlurmBackend, jobs: list[str], tmp_path: Path) -> None:
     # One step per node: accounting then has one exit code per node.
     per_node = (
         "srun -N1 -n1 --relative=0 bash -c 'sleep 1' &\n"
@@ -186,7 +241,7 @@ async def test_task_failing_on_the_second_node(slurm: SlurmScheduler, jobs: list
     assert [(f.node, f.exit_code) for f in lines] == [(one.nodes[1], 7)]
 
 
-async def test_cancel_and_unknown_jobs(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
+async def test_cancel_and_unknown_jobs(slurm: SlurmBackend, jobs: list[str], tmp_path: Path) -> None:
     obs = await submit(slurm, jobs, request(tmp_path, "sleep 300\n"))
     await until("running", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 30)
     await slurm.cancel(obs.job_id)
@@ -204,7 +259,7 @@ async def test_cancel_and_unknown_jobs(slurm: SlurmScheduler, jobs: list[str], t
     assert await slurm.find("recovery:no-such-run:0") is None
 
 
-async def test_a_no_requeue_job_is_not_requeueable(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
+async def test_a_no_requeue_job_is_not_requeueable(slurm: SlurmBackend, jobs: list[str], tmp_path: Path) -> None:
     out = subprocess.run(
         ["sbatch", "--parsable", "--no-requeue", f"--chdir={tmp_path}", "--wrap", "sleep 300"],
         capture_output=True,
@@ -220,7 +275,7 @@ async def test_a_no_requeue_job_is_not_requeueable(slurm: SlurmScheduler, jobs: 
     assert (await observe(slurm, job)).restart_count == 0
 
 
-async def test_hostile_name_and_token_pass_through(slurm: SlurmScheduler, jobs: list[str], tmp_path: Path) -> None:
+async def test_hostile_name_and_token_pass_through(slurm: SlurmBackend, jobs: list[str], tmp_path: Path) -> None:
     pwned = Path("/tmp/pwned")
     pwned.unlink(missing_ok=True)
     name = "a'b;$(touch /tmp/pwned)\"c"
@@ -236,8 +291,9 @@ async def test_hostile_name_and_token_pass_through(slurm: SlurmScheduler, jobs: 
 
 
 async def test_observing_many_jobs_is_one_squeue(
-    slurm: SlurmScheduler, counting: Counting, jobs: list[str], tmp_path: Path
+    commands: SlurmScheduler, counting: Counting, jobs: list[str], tmp_path: Path
 ) -> None:
+    slurm = commands
     running = [await submit(slurm, jobs, request(tmp_path, "sleep 300\n")) for _ in range(8)]
     ids = [o.job_id for o in running]
 
@@ -263,11 +319,12 @@ async def test_observing_many_jobs_is_one_squeue(
     print(f"\nobserve: 8 running jobs {steady * 1000:.0f} ms, 8 running + 24 pending {mixed * 1000:.0f} ms")
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 async def test_slurmctld_away_and_back(
-    slurm_cluster: SlurmDevCluster, slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+    slurm_cluster: SlurmDevCluster, backend: Backend, jobs: list[str], tmp_path: Path
 ) -> None:
+    slurm, quick = make(backend, slurm_cluster), make(backend, slurm_cluster, timeout=3)
     obs = await submit(slurm, jobs, request(tmp_path, "sleep 300\n"))
-    quick = SlurmScheduler(timeout=3)
     subprocess.run([str(SCRIPT), "stop-ctld"], check=True, capture_output=True, timeout=60)
     try:
         # Slurm's own words when it gives up (about 9 s), and our timeout before that
@@ -276,11 +333,14 @@ async def test_slurmctld_away_and_back(
         )
         for result in results:
             assert isinstance(result, SchedulerUnavailable), result
-        assert "Unable to contact slurm controller" in str(results[0])
+        if backend != "rest":  # libslurm's words, through the commands or pyslurm
+            assert "Unable to contact slurm controller" in str(results[0])
     finally:
         subprocess.run([str(SCRIPT), "start-ctld"], check=True, capture_output=True, timeout=120)
     back = await until("slurmctld back", state_is(slurm, obs.job_id, lambda o: o.state is JobState.RUNNING), 60)
     assert back.restart_count == 0  # the failed requeue-hold did nothing
+    await close(slurm)
+    await close(quick)
 
 
 async def test_worker_environment_does_not_reshape_output(
@@ -300,17 +360,16 @@ async def test_worker_environment_does_not_reshape_output(
 
 @pytest.fixture
 async def rest(slurm_cluster: SlurmDevCluster) -> AsyncIterator[RestSlurmScheduler]:
-    if not slurm_cluster.restd_socket:
-        pytest.skip("the dev cluster runs no slurmrestd (package slurmrestd missing)")
-    scheduler = make_slurm_scheduler("rest", restd_socket=slurm_cluster.restd_socket)
+    scheduler = make("rest", slurm_cluster)
     assert isinstance(scheduler, RestSlurmScheduler)
     yield scheduler
     await scheduler.aclose()
 
 
-async def test_rest_backend_basic_operations(
-    rest: RestSlurmScheduler, slurm: SlurmScheduler, jobs: list[str], tmp_path: Path
+async def test_rest_backend_submits_over_rest(
+    rest: RestSlurmScheduler, commands: SlurmScheduler, jobs: list[str], tmp_path: Path
 ) -> None:
+    slurm = commands
     assert [n.name for n in await rest.nodes()] == [n.name for n in await slurm.nodes()]
 
     # A directive-free script goes over REST. On the dev cluster slurmrestd's requests act as
@@ -324,7 +383,18 @@ async def test_rest_backend_basic_operations(
     found = await rest.find(token)
     assert found is not None and found.job_id == submitted.job_id
 
-    # release and cancel over REST; requeue-hold and exclusions through the commands
+    # the newest API the server offers: 25.11 has dropped 22.05's v0.0.38
+    api = await rest.api_version()
+    assert api == ("v0.0.44" if cluster_release().startswith("25.11") else "v0.0.38")
+    if api != "v0.0.38":  # exclusions and arguments go over REST too
+        spaced = request(tmp_path, 'echo "args: $#"\n', name="rest-args").model_copy(
+            update={"args": ["a b", "c"], "excluded_nodes": ["node2"]}
+        )
+        other = await rest.submit(spaced)
+        jobs.append(other.job_id)
+        assert (other.user, other.excluded_nodes, other.token) == ("slurm", ["node2"], spaced.token)
+
+    # release, cancel and (from v0.0.39 on) exclusions over REST; requeue-hold through the commands
     out = subprocess.run(
         ["sbatch", "--parsable", "--hold", f"--chdir={tmp_path}", "--wrap", "sleep 300"],
         capture_output=True,
@@ -349,7 +419,7 @@ async def test_rest_backend_basic_operations(
     assert await rest.observe(["99999999"]) == {}
 
 
-async def test_drain_sets_state_and_a_one_line_reason(slurm: SlurmScheduler) -> None:
+async def test_drain_sets_state_and_a_one_line_reason(slurm: SlurmBackend) -> None:
     """A suspect node drained with a hostile reason: one printable line, nothing executed."""
     marker = Path(f"/tmp/recovery-drain-{os.getpid()}")
     reason = f"recovery: failed in 2 runs;\n$(touch {marker}) `id` 'quoted' \"x\""
@@ -362,7 +432,7 @@ async def test_drain_sets_state_and_a_one_line_reason(slurm: SlurmScheduler) -> 
     assert "\n" not in node4.reason and not marker.exists()
 
 
-async def _drained(slurm: SlurmScheduler, name: str) -> NodeInfo | None:
+async def _drained(slurm: SlurmBackend, name: str) -> NodeInfo | None:
     node = {n.name: n for n in await slurm.nodes()}[name]
     return node if "drain" in node.state.lower() else None
 

@@ -16,26 +16,29 @@ from datetime import datetime
 from pathlib import Path
 
 from recovery.workflows.models import RunSpec, Tuning
+from recovery.workflows.policy import format_duration
+from recovery.workflows.policy_files import parse_policy
 from tests.integration.recovery_rig import FAST, Rig
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "docs" / "examples" / "pytorch-ddp"
 STEPS = 60
 FAULT_STEP = 20
-HANG_TIMEOUT = "20s"  # the hang policy's min_timeout (steps take ~0.25 s, so the learned one is lower)
+# Policies for the tests (and the benchmark), the example's own files: short windows, so a run
+# takes a minute.
+POLICIES = {
+    "crash": "name: torch-crash\n",
+    "hang": (EXAMPLE / "torch-hang.yaml").read_text(),
+    "slow": (EXAMPLE / "torch-slow.yaml").read_text(),
+}
+# the hang policy's min_timeout (steps take ~0.25 s, so the learned one is lower)
+HANG_TIMEOUT = format_duration(parse_policy(POLICIES["hang"], "torch-hang.yaml").hang.min_timeout)
 BARRIER_TIMEOUT = 8  # seconds: the example names the missing rank this long into a hang
 # Longer than the hang timeout (and than the whole recovery): no log line names the hung rank
 # before recovery acts, so only the ranks' stacks can.
 LONG_BARRIER_TIMEOUT = 600
-STRAGGLER_SUSTAIN = "20s"
+STRAGGLER_SUSTAIN = format_duration(parse_policy(POLICIES["slow"], "torch-slow.yaml").straggler.sustain)
 SLOW_SECONDS = 1.0  # extra per step on the slow rank: a 0.25 s step becomes 1.25 s
-
-# Policies written for the tests (and the benchmark): short windows, so a run takes a minute.
-POLICIES = {
-    "crash": "name: torch-crash\n",
-    "hang": f"name: torch-hang\nhang: {{min_timeout: {HANG_TIMEOUT}, max_timeout: 2m, startup_grace: 3m}}\n",
-    "slow": f"name: torch-slow\nstraggler: {{enabled: true, min_drop: 0.3, sustain: {STRAGGLER_SUSTAIN}}}\n",
-}
 
 
 def have_torch() -> bool:

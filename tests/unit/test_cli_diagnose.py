@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -20,7 +22,7 @@ def test_diagnose_json_is_one_object_per_file_and_a_missing_file_fails_alone(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     files = [str(LOGS / "xid_syslog.log"), str(tmp_path / "absent.log"), str(LOGS / "healthy.log")]
-    assert dispatch(["diagnose", "--json", *files]) == 1
+    assert dispatch(["diagnose", "--json", *files]) == 2
     out, err = capsys.readouterr()
     objects = [json.loads(line) for line in out.splitlines()]
     assert [o["file"] for o in objects] == [files[0], files[2]]
@@ -32,7 +34,7 @@ def test_diagnose_json_is_one_object_per_file_and_a_missing_file_fails_alone(
         "text": objects[0]["evidence"][0]["text"],
     }
     assert (objects[1]["symptom"], objects[1]["category"], objects[1]["retryable"]) == ("none", "none", None)
-    assert err.strip().splitlines() == [f"recovery diagnose: {files[1]}: No such file or directory"]
+    assert err.strip().splitlines() == [f"recovery: {files[1]}: No such file or directory"]
 
 
 def test_diagnose_explains_with_evidence_lines(capsys: pytest.CaptureFixture[str]) -> None:
@@ -44,8 +46,8 @@ def test_diagnose_explains_with_evidence_lines(capsys: pytest.CaptureFixture[str
 
 
 def test_a_directory_is_reported_like_an_unreadable_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert dispatch(["diagnose", str(tmp_path)]) == 1
-    assert capsys.readouterr().err.startswith(f"recovery diagnose: {tmp_path}: ")
+    assert dispatch(["diagnose", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"recovery: {tmp_path}: ")
 
 
 def test_signatures_json_lists_the_catalog(capsys: pytest.CaptureFixture[str]) -> None:
@@ -155,3 +157,38 @@ def test_a_bad_policy_is_one_line_and_exit_2(
     assert out == "" and len(err.strip().splitlines()) == 1 and message in err and str(policy) in err
     assert dispatch(["diagnose", "--policy", "no-such-policy", str(LOGS / "healthy.log")]) == 2
     assert "unknown policy 'no-such-policy'" in capsys.readouterr().err
+
+
+def diagnose_process(*args: str, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
+    """The command as a shell pipeline runs it: a real process reading a real pipe."""
+    command = [sys.executable, "-m", "recovery.worker", "diagnose", *args]
+    return subprocess.run(command, input=stdin, capture_output=True, timeout=120, check=False)
+
+
+def test_a_dash_reads_standard_input() -> None:
+    done = diagnose_process("--json", "-", stdin=(LOGS / "xid_syslog.log").read_bytes())
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["file"], result["symptom"], result["evidence"][0]["signature"]) == ("-", "crash", "xid-48")
+    text = diagnose_process("-", stdin=(LOGS / "healthy.log").read_bytes())
+    assert text.stdout.decode().startswith("stdin: healthy")
+
+
+@pytest.mark.parametrize(
+    ("logs", "status"),
+    [(["healthy.log"], 0), (["healthy.log", "xid_syslog.log"], 1), (["xid_syslog.log"], 1)],
+)
+def test_exit_code_says_whether_a_symptom_was_found(
+    capsys: pytest.CaptureFixture[str], logs: list[str], status: int
+) -> None:
+    files = [str(LOGS / name) for name in logs]
+    assert dispatch(["diagnose", "--exit-code", *files]) == status
+    assert dispatch(["diagnose", *files]) == 0  # without it, finding a symptom is a success
+    capsys.readouterr()
+
+
+def test_exit_code_with_an_unreadable_file_is_trouble_not_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert dispatch(["diagnose", "--exit-code", str(LOGS / "xid_syslog.log"), str(tmp_path / "absent")]) == 2
+    assert capsys.readouterr().err.startswith("recovery: ")

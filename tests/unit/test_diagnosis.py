@@ -188,6 +188,14 @@ def test_a_socket_error_implicates_the_peer_not_the_reporter() -> None:
             ["node6", "node1"],
         ),
         (
+            # Slurm built for several slurmd per host (as the dev cluster is) names its step
+            # daemon after the node: the node is node2, not "slurmstepd-node2".
+            "slurmstepd-node2: error: *** STEP 1234.0 ON node2 CANCELLED AT 2025-11-20T08:00:00 DUE TO NODE FAILURE ***",
+            "hardware",
+            True,
+            ["node2"],
+        ),
+        (
             "3: [rank3]: RuntimeError: Expected all tensors to be on the same device, found cuda:0 and cpu!",
             "application",
             False,

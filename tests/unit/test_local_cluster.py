@@ -101,7 +101,7 @@ def pids(*paths: Path) -> list[int]:
     return [int(p.read_text()) for p in paths]
 
 
-async def wait_gone(pid_list: list[int], timeout: float = 5.0) -> None:
+async def wait_gone(pid_list: list[int], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while any(local_procs.process_alive(pid) for pid in pid_list):
         assert time.monotonic() < deadline, f"still alive: {pid_list}"
@@ -443,3 +443,20 @@ async def test_a_running_jobs_process_groups_are_its_copies_per_node(sched: Loca
     assert await sched.process_groups(sub.job_id) == {}, "an ended job runs nothing"
     with pytest.raises(JobNotFound):
         await sched.process_groups("999")
+
+
+def test_cli_json_results(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every cluster command that changes something says what it did as JSON, on stdout only."""
+    assert run_cli("start", "--nodes", "2", "--json") == 0
+    started = json.loads(capsys.readouterr().out)
+    assert (started["started"], started["nodes"]) == (True, 2) and started["pid"] > 0
+    assert run_cli("node-down", "node2", "--reason", "bad GPU", "--json") == 0
+    node = json.loads(capsys.readouterr().out)
+    assert (node["name"], node["state"], node["reason"]) == ("node2", "down", "bad GPU")
+    assert run_cli("node-up", "node2", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["state"] == "idle"
+    assert run_cli("stop", "--json") == 0
+    assert json.loads(capsys.readouterr().out) == {"stopped": True}
+    assert run_cli("stop", "--json") == 0
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"stopped": False} and err == ""

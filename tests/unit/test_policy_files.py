@@ -14,6 +14,12 @@ def test_builtin_default_matches_the_contract() -> None:
     assert policy == Policy()
     assert policy.max_restarts == 5 and policy.max_excluded_nodes == 4
     assert policy.backoff.initial == timedelta(seconds=30) and policy.backoff.max == timedelta(minutes=10)
+    assert policy.restart_via == "requeue"
+
+
+@pytest.mark.parametrize("via", ["requeue", "resubmit", "auto"])
+def test_restart_via(via: str) -> None:
+    assert parse_policy(f"restart_via: {via}\n", "p.yaml").restart_via == via
 
 
 def test_file_round_trips_through_json(tmp_path: Path) -> None:
@@ -32,6 +38,7 @@ def test_file_round_trips_through_json(tmp_path: Path) -> None:
         ("max_restarts: -1\n", "p.yaml:1: key 'max_restarts'"),
         ("max_restarts: yes\n", "p.yaml:1: key 'max_restarts'"),
         ("on_unsatisfiable: pray\n", "p.yaml:1: key 'on_unsatisfiable'"),
+        ("max_restarts: 2\nrestart_via: teleport\n", "p.yaml:2: key 'restart_via'"),
         ("backoff: {max: 5 minutes}\n", "p.yaml:1: key 'backoff.max'"),
         ("- a\n- b\n", "a policy must be a mapping"),
         ("", "the policy is empty"),

@@ -31,6 +31,7 @@ def test_summary_and_details_carry_name_script_owner_policy(tmp_path: Path) -> N
         "owner": s.owner,
         "policy": "default",
         "nodes": "2",
+        "submitted": s.submitted_at.isoformat(),
     }
 
 

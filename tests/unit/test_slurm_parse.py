@@ -162,9 +162,22 @@ def test_state_mapping(raw: str, reason: str, priority: int | None, state: JobSt
 # --- squeue ----------------------------------------------------------------------------------
 
 
-def squeue_jobs() -> dict[str, facts.SqueueJob]:
-    rows = sp.split_records(capture("squeue_22.05.txt"), DELIMS, facts.SQUEUE_FIELDS)
+def squeue_jobs(release: str = "22.05") -> dict[str, facts.SqueueJob]:
+    # The 22.05 capture predates the WorkDir field (22.05 prints absolute paths anyway).
+    fields = [f for f in facts.SQUEUE_FIELDS if release != "22.05" or f != "WorkDir"]
+    rows = sp.split_records(capture(f"squeue_{release}.txt"), DELIMS, fields)
     return {row["JobID"]: facts.squeue_job(row) for row in rows}
+
+
+def test_squeue_25_11_relative_output_is_the_workdirs() -> None:
+    """25.11's squeue prints the output pattern as given (`slurm-%j.out`) and STDERR `(null)`:
+    the file is that pattern in the job's working directory, errors included."""
+    jobs = squeue_jobs("25.11")
+    failed = facts.observation(jobs["18"], excluded=[])
+    assert failed.state == JobState.FAILED and failed.nodes == ["node1", "node2"]
+    assert failed.output_path == failed.error_path == "/tmp/wt13a-xid/slurm-18.out"
+    requeued = facts.observation(jobs["13"], excluded=["node4"])
+    assert requeued.output_path == "/tmp/wt13a-smoke/slurm-13.out"
 
 
 def test_squeue_rows_running_held_requeued_failed() -> None:

@@ -3,6 +3,8 @@ which arguments, how often, and how failures become scheduler errors."""
 
 from __future__ import annotations
 
+import os
+import pwd
 import re
 from collections.abc import Callable, Mapping, Sequence
 
@@ -280,6 +282,27 @@ async def test_submit_passes_hostile_text_as_single_arguments(fake: FakeSlurm, s
 def test_sbatch_without_exclusions_has_no_exclude() -> None:
     request = SubmitRequest(script="true", name="n", nodes=1, workdir="/w", token="t")
     assert not any(a.startswith("--exclude") for a in sbatch_options(request))
+
+
+def test_resubmission_keeps_output_and_owner() -> None:
+    """A resubmission appends to the failed job's output file and, from root, runs as its owner."""
+    request = SubmitRequest(script="true", name="n", nodes=1, workdir="/w", token="t", output="/w/slurm-7.out")
+    argv = sbatch_options(request, as_user="nobody")
+    assert "--output=/w/slurm-7.out" in argv and "--open-mode=append" in argv
+    nobody = pwd.getpwnam("nobody")
+    assert f"--uid={nobody.pw_uid}" in argv and f"--gid={nobody.pw_gid}" in argv
+    plain = sbatch_options(SubmitRequest(script="true", name="n", nodes=1, workdir="/w", token="t"))
+    assert not any(a.startswith(("--output", "--uid")) for a in plain)
+
+
+def test_submit_as_another_user_is_root_only() -> None:
+    slurm = SlurmScheduler(conf="/c")
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    assert slurm.submit_as_refusal("") is None and slurm.submit_as_refusal(me) is None
+    refusal = slurm.submit_as_refusal("nobody")
+    assert (refusal is None) == (os.geteuid() == 0)
+    if refusal is not None:
+        assert "only root" in refusal and "\n" not in refusal
 
 
 @pytest.mark.parametrize(("stdout", "job_id"), [("42\n", "42"), ("42;cluster\n", "42"), ("17_3\n", "17_3")])

@@ -117,9 +117,9 @@ def test_v0040_wrapped_numbers_and_state_lists() -> None:
 Handler = Callable[[httpx.Request], httpx.Response]
 
 
-def rest(handler: Handler) -> RestSlurmScheduler:
+def rest(handler: Handler, api: str | None = "v0.0.38") -> RestSlurmScheduler:
     return RestSlurmScheduler(
-        transport=httpx.MockTransport(handler), commands=SlurmScheduler(conf="/nonexistent", timeout=1)
+        transport=httpx.MockTransport(handler), commands=SlurmScheduler(conf="/nonexistent", timeout=1), api=api
     )
 
 
@@ -212,3 +212,69 @@ def test_nodes_state_with_flags() -> None:
     assert (node.name, node.state, node.reason) == ("node2", "down+not_responding", "Not responding")
     assert node.addresses == []
     assert _node({"name": "node2", "state": "idle", "address": "10.1.0.2"}).addresses == ["10.1.0.2"]
+
+
+# --- Slurm 25.11: the version slurmrestd offers, and the job updates v0.0.39+ have -------------
+
+OPENAPI_2511 = {
+    "openapi": "3.0.3",
+    "paths": {
+        "/openapi/v3": {},
+        "/slurm/v0.0.41/jobs/": {},
+        "/slurm/v0.0.44/job/{job_id}": {},
+        "/slurm/v0.0.43/node/{node_name}": {},
+        "/slurmdb/v0.0.44/jobs/": {},
+        "/slurm/v0.0.44/jobs/": {},
+    },
+}
+
+
+def test_newest_api_is_taken_from_the_openapi_paths() -> None:
+    from recovery.activities.schedulers.slurmrestd import newest_api
+
+    assert newest_api(OPENAPI_2511) == "v0.0.44"
+    assert newest_api({"paths": {"/slurm/v0.0.38/jobs": {}, "/slurm/v0.0.36/jobs": {}}}) == "v0.0.38"
+    with pytest.raises(SchedulerError, match="no /slurm/ API"):
+        newest_api({"paths": {"/slurmdb/v0.0.44/jobs/": {}}})
+
+
+async def test_2511_exclusions_and_release_are_job_updates_over_rest() -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path, request.content.decode()))
+        if request.url.path == "/openapi/v3":
+            return httpx.Response(200, json=OPENAPI_2511)
+        return answer({})
+
+    scheduler = rest(handler, api=None)
+    await scheduler.set_excluded_nodes("7", ["node1", "node3"])
+    await scheduler.set_excluded_nodes("7", [])
+    await scheduler.release("7")
+    await scheduler.drain("node2", "recovery: bad\nGPU")
+    assert seen == [
+        ("GET", "/openapi/v3", ""),  # asked once
+        ("POST", "/slurm/v0.0.44/job/7", '{"excluded_nodes":["node1","node3"]}'),
+        ("POST", "/slurm/v0.0.44/job/7", '{"excluded_nodes":[]}'),
+        ("POST", "/slurm/v0.0.44/job/7", '{"hold":false}'),
+        ("POST", "/slurm/v0.0.44/node/node2", '{"state":["DRAIN"],"reason":"recovery: bad GPU"}'),
+    ]
+
+
+async def test_2511_submit_with_exclusions_and_arguments_goes_over_rest() -> None:
+    bodies: list[dict[str, Any]] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "POST":
+            bodies.append(json.loads(request.content))
+            return answer({"job_id": 21, "step_id": "batch"})
+        return answer({"jobs": [JOB_0040_HELD | {"job_id": 21}]})
+
+    req = SubmitRequest(
+        script="#!/bin/bash\nsrun train\n", args=["--lr", "0.1"], name="n", nodes=2, workdir="/w", token="t",
+        excluded_nodes=["node2"],
+    )  # fmt: skip
+    obs = await rest(handler, api="v0.0.44").submit(req)
+    job = bodies[0]["job"]
+    assert obs.job_id == "21"
+    assert (job["excluded_nodes"], job["argv"][1:], job["open_mode"]) == (["node2"], ["--lr", "0.1"], ["APPEND"])

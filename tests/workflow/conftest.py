@@ -50,7 +50,7 @@ def make_spec(policy: Policy | None = None, nodes: int = 2, **tuning: float) -> 
     return RunSpec(
         run_id=run_id,
         name="test",
-        scheduler="fake",
+        scheduler="local",  # the scripted scheduler stands in for the local one (WorkerConfig())
         script_path="/dev/null",
         script="#!/bin/bash\ntrue\n",
         nodes=nodes,

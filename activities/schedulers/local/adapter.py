@@ -16,11 +16,32 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
 from recovery.activities.schedulers.local import protocol as wire
+from recovery.activities.schedulers.sbatch_options import SbatchOptionError, read_options
+from recovery.activities.schedulers.slurm_parse import expand_hostlist
 from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
 
 _OBSERVATIONS: TypeAdapter[dict[str, JobObservation]] = TypeAdapter(dict[str, JobObservation])
 _NODES: TypeAdapter[list[NodeInfo]] = TypeAdapter(list[NodeInfo])
 _GROUPS: TypeAdapter[dict[str, int]] = TypeAdapter(dict[str, int])
+
+# The sbatch options the local scheduler honours; `submit` refuses the others up front.
+HONOURED_SBATCH_OPTIONS = ("exclude",)
+
+
+def local_request(request: SubmitRequest) -> SubmitRequest:
+    """sbatch's `--exclude` (a node list: `node3`, `node[3-4],node7`) as the job's exclusions."""
+    if not request.sbatch_options:
+        return request
+    try:
+        options = read_options(request.sbatch_options)
+    except SbatchOptionError as e:
+        raise SchedulerError(str(e)) from None
+    excluded = list(request.excluded_nodes)
+    for option in options:
+        if option.name not in HONOURED_SBATCH_OPTIONS:
+            raise SchedulerError(f"the local scheduler cannot honour sbatch's --{option.name}")
+        excluded += [node for node in expand_hostlist(option.value or "") if node not in excluded]
+    return request.model_copy(update={"excluded_nodes": excluded, "sbatch_options": []})
 
 
 class LocalScheduler:
@@ -32,7 +53,7 @@ class LocalScheduler:
         self.timeout = timeout
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
-        result = await self._call(wire.Submit(request=request))
+        result = await self._call(wire.Submit(request=local_request(request)))
         return JobObservation.model_validate(result)
 
     async def find(self, token: str) -> JobObservation | None:

@@ -82,8 +82,8 @@ class LocalCluster:
     def script_path(self, job_id: int) -> Path:
         return local_state.script_path(self.root, job_id)
 
-    def output_path(self, job_id: int) -> Path:
-        return local_state.output_path(self.root, job_id)
+    def output_path(self, job: JobRecord) -> Path:
+        return job.output_file(self.root)
 
     def _save(self) -> None:
         state = ClusterState(
@@ -143,6 +143,7 @@ class LocalCluster:
             env=dict(request.env),
             excluded_nodes=excluded,
             submitted_at=utcnow(),
+            output=request.output,
         )
         script = self.script_path(job.id)
         script.parent.mkdir(parents=True, exist_ok=True)
@@ -169,7 +170,7 @@ class LocalCluster:
             raise Refused("environment variable names must be non-empty and contain no '='")
 
     def observe_one(self, job: JobRecord) -> JobObservation:
-        return job.observation(self.output_path(job.id))
+        return job.observation(self.output_path(job))
 
     def find(self, token: str) -> JobObservation | None:
         matches = [job for job in self.jobs.values() if token and job.token == token]
@@ -332,7 +333,7 @@ class LocalCluster:
     # --- running -----------------------------------------------------------------------
 
     async def _launch(self, run: Execution, job: JobRecord) -> None:
-        output = self.output_path(job.id)
+        output = self.output_path(job)
         try:
             output.parent.mkdir(parents=True, exist_ok=True)
             # One descriptor shared by every copy: O_APPEND keeps their writes whole and

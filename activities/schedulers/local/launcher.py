@@ -130,7 +130,7 @@ def status() -> wire.ClusterStatus:
     return wire.ClusterStatus(
         running=False,
         nodes=[node.info() for node in saved.nodes],
-        jobs=[job.observation(local_state.output_path(root, job.id)) for job in saved.jobs],
+        jobs=[job.observation(job.output_file(root)) for job in saved.jobs],
     )
 
 

@@ -60,6 +60,7 @@ class JobRecord(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     excluded_nodes: list[str] = Field(default_factory=list)
     submitted_at: datetime
+    output: str = ""  # the output file a resubmission keeps; empty: logs/slurm-ID.out
     restart_count: int = 0
     state: JobState = JobState.PENDING
     held: bool = False
@@ -73,6 +74,10 @@ class JobRecord(BaseModel):
     failed_nodes: list[str] = Field(default_factory=list)
     # node -> process group of its copy; what a restarted daemon must clean up.
     pgids: dict[str, int] = Field(default_factory=dict)
+
+    def output_file(self, root: Path) -> Path:
+        """Where the job writes: the output a resubmission kept, else one file per job."""
+        return Path(self.output) if self.output else output_path(root, self.id)
 
     def observation(self, output_path: Path) -> JobObservation:
         return JobObservation(
