@@ -174,7 +174,10 @@ async def reopen(rig: Rig) -> tuple[list[str], list[str]]:
     DevServer.from_env().start(timeout=60)
     client = await connect()
     query = 'WorkflowType = "TrainingRun" AND ExecutionStatus = "Running"'
-    run_ids = [wf.id async for wf in client.list_workflows(query)]
+    listed = [wf async for wf in client.list_workflows(query)]
+    run_ids = [wf.id for wf in listed]
+    if listed:  # upgrade-check checks the runs of its own task queue: theirs
+        os.environ["RECOVERY_TASK_QUEUE"] = listed[0].task_queue
     shutil.rmtree(rig.home / "histories", ignore_errors=True)
     return run_ids, await export(client, rig.home / "histories")
 
