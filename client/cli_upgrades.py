@@ -10,6 +10,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 
+from recovery import settings
 from recovery.client.replay import HistoryFetchError
 from recovery.client.temporal_client import connect
 from recovery.client.upgrade_check import check_upgrade, render
@@ -34,7 +35,8 @@ WOULD_BREAK = 3
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     check = subparsers.add_parser(
-        "upgrade-check", help="replay the histories of open runs against the installed code (before a rollout)"
+        "upgrade-check",
+        help="replay the histories of the task queue's open runs against the installed code (before a rollout)",
     )
     check.add_argument(
         "--closed-since",
@@ -84,7 +86,7 @@ def _guarded(command: Command) -> Command:
 
 def _upgrade_check(args: argparse.Namespace) -> int:
     async def go() -> int:
-        result = await check_upgrade(await connect(), args.closed_since, datetime.now(UTC))
+        result = await check_upgrade(await connect(), args.closed_since, datetime.now(UTC), settings.task_queue())
         if args.json:
             print(json.dumps(result.model_dump(mode="json")))
         else:

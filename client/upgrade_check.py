@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 from temporalio.client import Client, WorkflowHistory
 
-from recovery.client.replay import WORKFLOWS, ReplayFailure, replay, stream_histories
+from recovery.client.replay import WORKFLOWS, HistoryFetchError, ReplayFailure, replay, stream_histories
 from recovery.workflows.models import Model
 
 
@@ -29,19 +29,22 @@ class UpgradeCheck(Model):
     failed: list[FailedRun]
 
 
-def query_for(closed_since: timedelta, now: datetime) -> str:
-    """Open executions of every workflow type a worker runs, and those closed since then."""
+def query_for(closed_since: timedelta, now: datetime, task_queue: str) -> str:
+    """Open executions of every workflow type a worker runs on this task queue (the runs these
+    workers will replay), and those closed since then."""
     types = " OR ".join(f'WorkflowType = "{w.__name__}"' for w in WORKFLOWS)
     since = (now - closed_since).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return f'({types}) AND (ExecutionStatus = "Running" OR CloseTime > "{since}")'
+    if '"' in task_queue:
+        raise HistoryFetchError(f"task queue {task_queue!r}: a name with a double quote cannot be queried")
+    return f'({types}) AND TaskQueue = "{task_queue}" AND (ExecutionStatus = "Running" OR CloseTime > "{since}")'
 
 
-async def check_upgrade(client: Client, closed_since: timedelta, now: datetime) -> UpgradeCheck:
+async def check_upgrade(client: Client, closed_since: timedelta, now: datetime, task_queue: str) -> UpgradeCheck:
     checked = 0
 
     async def counted() -> AsyncIterator[WorkflowHistory]:
         nonlocal checked
-        async for history in stream_histories(client, query_for(closed_since, now)):
+        async for history in stream_histories(client, query_for(closed_since, now, task_queue)):
             checked += 1
             yield history
 

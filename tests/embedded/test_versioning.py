@@ -12,14 +12,18 @@ import signal
 import subprocess
 import sys
 import textwrap
+import uuid
+from pathlib import Path
 
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from recovery.client import runs
+from recovery.client.submit import build_spec
+from recovery.workflows.models import RunSpec
 from tests.embedded.conftest import REPO, Embedded, wait_for
-from tests.embedded.test_recovery import restarts_of, start
+from tests.embedded.test_recovery import FAST, restarts_of
 from tests.histories.next_version import PATCH_ID
 
 # `recovery worker` of version N+1: today's worker with the changed TrainingRun and its new activity.
@@ -37,10 +41,23 @@ WORKER_N_PLUS_1 = textwrap.dedent("""\
     """)
 
 
+# Runs and workers of this test on a task queue of their own: the session's `upgrade-check`
+# (tests/json_output.py) checks the session's queue, whose code is today's, not N+1's.
+QUEUE = f"recovery-versioning-{uuid.uuid4().hex[:6]}"
+
+
+async def start(client: Client, script: Path) -> RunSpec:
+    spec = build_spec(str(script), [], "local", "default", None, None, script.parent)
+    spec.tuning = FAST
+    await runs.start_run(client, spec, task_queue=QUEUE)
+    return spec
+
+
 def start_next_version(embedded: Embedded) -> subprocess.Popen[bytes]:
     log = open(embedded.home / f"worker-{len(embedded.workers)}-n+1.log", "wb")  # noqa: SIM115
+    env = {**embedded.env, "RECOVERY_TASK_QUEUE": QUEUE}
     proc = subprocess.Popen(
-        [sys.executable, "-c", WORKER_N_PLUS_1], env=embedded.env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT
+        [sys.executable, "-c", WORKER_N_PLUS_1], env=env, cwd=REPO, stdout=log, stderr=subprocess.STDOUT
     )
     embedded.workers.append(proc)
     return proc
@@ -68,7 +85,7 @@ async def advised(client: Client, run_id: str) -> bool:
 
 @pytest.mark.timeout(300)
 async def test_runs_survive_a_mid_recovery_upgrade(embedded: Embedded, client: Client) -> None:
-    version_n = embedded.start_worker(RECOVERY_FAILPOINTS="after:requeue_hold")
+    version_n = embedded.start_worker(RECOVERY_FAILPOINTS="after:requeue_hold", RECOVERY_TASK_QUEUE=QUEUE)
     paused = await start(client, embedded.job_script("v-paused", fault_rank=1, fault_step=3, steps=20))
     await runs.signal_run(client, paused.run_id, "pause")
     for _ in range(300):
