@@ -7,8 +7,10 @@ carry its `activity`, `run_id`, `attempt` and `job_id` (bound by `worker.activit
 
 from __future__ import annotations
 
+import io
 import logging
 import sys
+from typing import TextIO, cast
 
 import structlog
 
@@ -21,6 +23,21 @@ SHARED: list[structlog.types.Processor] = [
 ]
 
 
+class _CurrentStderr(io.TextIOBase):
+    """`sys.stderr` as it is when a line is written, not as it was when logging was set up: the
+    CLI sets logging up on every call, and a caller that swaps stderr (a test's capture, a
+    program embedding the CLI) may close the one it swapped in."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
+STDERR = cast(TextIO, _CurrentStderr())
+
+
 def configure(level: int = logging.INFO) -> None:
     renderer: structlog.types.Processor = (
         # structlog colours a terminal even with NO_COLOR set: we decide, as for every output.
@@ -31,7 +48,7 @@ def configure(level: int = logging.INFO) -> None:
     structlog.configure(
         processors=[*SHARED, renderer],
         wrapper_class=structlog.make_filtering_bound_logger(level),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=STDERR),
         cache_logger_on_first_use=True,
     )
     _route_stdlib(level, renderer)
@@ -42,7 +59,7 @@ def _route_stdlib(level: int, renderer: structlog.types.Processor) -> None:
         foreign_pre_chain=[*SHARED, structlog.stdlib.add_logger_name],
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(STDERR)
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers = [handler]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from recovery.workflows.models import JobObservation, NodeInfo, SubmitRequest
+from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
 
 
 class SchedulerError(Exception):
@@ -110,3 +110,12 @@ def out_of_rotation(info: NodeInfo) -> bool:
 def free_now(info: NodeInfo) -> bool:
     """Whether a new job could start on the node right now: idle and in rotation."""
     return info.state.lower().split("+")[0].rstrip("*~#!%$@^-") == "idle" and not out_of_rotation(info)
+
+
+async def first_sight(scheduler: Scheduler, job_id: str, request: SubmitRequest) -> JobObservation:
+    """A job just submitted, as the scheduler shows it; pending while it does not show it yet
+    (possible with a Slurm controller under load): submitted, said plainly."""
+    found = await scheduler.observe([job_id])
+    return found.get(job_id) or JobObservation(
+        job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token
+    )

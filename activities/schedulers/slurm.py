@@ -31,7 +31,7 @@ import structlog
 
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
-from recovery.activities.schedulers.base import JobNotFound, SchedulerError
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, first_sight
 from recovery.activities.schedulers.sbatch_script import directives, min_nodes
 from recovery.activities.schedulers.slurm_commands import (
     AccountingDisabled,
@@ -45,7 +45,6 @@ from recovery.activities.schedulers.slurm_commands import (
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
 from recovery.workflows.models import (
     JobObservation,
-    JobState,
     JobSubmission,
     NodeInfo,
     SubmitRequest,
@@ -106,11 +105,7 @@ class SlurmScheduler:
             result = await self._run(argv, what="sbatch", env=env)
         job_id = parse_parsable(result.stdout)
         log.info("sbatch", job_id=job_id, name=request.name, nodes=request.nodes, user=as_user or _me())
-        found = await self.observe([job_id])
-        if job_id in found:
-            return found[job_id]
-        # Submitted but not visible yet (possible with a slurmctld under load): say so plainly.
-        return JobObservation(job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token)
+        return await first_sight(self, job_id, request)
 
     async def find(self, token: str) -> JobObservation | None:
         if not token:

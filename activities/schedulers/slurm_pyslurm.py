@@ -43,7 +43,7 @@ import structlog
 
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_pyslurm_calls as calls
-from recovery.activities.schedulers.base import SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.base import SchedulerError, SchedulerUnavailable, first_sight
 from recovery.activities.schedulers.slurm import (
     SlurmScheduler,
     checked_id,
@@ -55,7 +55,7 @@ from recovery.activities.schedulers.slurm import (
 )
 from recovery.activities.schedulers.slurm_commands import Completed, raise_for, slurm_env
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
-from recovery.workflows.models import JobObservation, JobState, JobSubmission, NodeInfo, SubmitRequest
+from recovery.workflows.models import JobObservation, JobSubmission, NodeInfo, SubmitRequest
 
 log = structlog.get_logger("recovery.slurm")
 T = TypeVar("T")
@@ -107,10 +107,7 @@ class PyslurmScheduler:
         )
         job_id = str(await self._call(calls.submit, submission, what="submit"))
         log.info("pyslurm submit", job_id=job_id, name=request.name, nodes=request.nodes)
-        found = await self.observe([job_id])
-        return found.get(job_id) or JobObservation(
-            job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token
-        )
+        return await first_sight(self, job_id, request)
 
     async def find(self, token: str) -> JobObservation | None:
         if not token:

@@ -43,7 +43,7 @@ import httpx
 
 from recovery.activities.schedulers import slurm_facts as facts
 from recovery.activities.schedulers import slurm_parse as sp
-from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable, first_sight
 from recovery.activities.schedulers.slurm import SlurmScheduler, checked_node, one_line_reason, sbatch_only
 from recovery.activities.schedulers.slurm_commands import SLURM_INVALID_JOB_ID
 from recovery.activities.schedulers.slurm_comment import parse_comment, submission_comment
@@ -104,10 +104,7 @@ class RestSlurmScheduler:
         job_id = str(answer.get("job_id", ""))
         if not job_id.isdigit():
             raise SchedulerError(f"slurmrestd submit returned no job id: {answer}")
-        found = await self.observe([job_id])
-        return found.get(job_id) or JobObservation(
-            job_id=job_id, name=request.name, state=JobState.PENDING, token=request.token
-        )
+        return await first_sight(self, job_id, request)
 
     async def find(self, token: str) -> JobObservation | None:
         if not token:
