@@ -3,11 +3,13 @@ side: N recoveries each (alternating) of a 2-node job whose task on the second n
 Xid 79 line, exit 3) on its first run.
 
     .venv/bin/python benchmarks/slurm_recovery_latency.py [--runs 10] [--poll 1.0] [--keep-cluster]
+        [--backends commands,pyslurm,rest]
 
 Needs root (deploy/slurm-dev-cluster). Starts the dev cluster if it is not running (and stops it
 again at the end, unless --keep-cluster), a private Temporal dev server on free ports, and one
-`recovery worker --scheduler slurm --mode act` subprocess (the command backend); runs are started
-one after another as `recovery submit --scheduler slurm` starts them, with the poll interval given.
+`recovery worker --scheduler slurm --mode act` subprocess per backend (`slurm.backend` in its
+config; one backend after the other, each with the same runs); runs are started one after another
+as `recovery submit --scheduler slurm` starts them, with the poll interval given.
 
 Where the times come from:
 - Slurm reports the failure: slurmctld's log line `_job_complete: JobId=J WEXITSTATUS N` (ms);
@@ -149,7 +151,7 @@ def p95(values: list[float]) -> float:
     return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
 
 
-async def bench(runs: int, poll: float, state_dir: Path) -> list[Sample]:
+async def bench(runs: int, poll: float, state_dir: Path, backend: str) -> list[Sample]:
     dev = TemporalDev.start()
     rig: Rig = await new_rig(dev, state_dir)
     policies = {}
@@ -159,7 +161,7 @@ async def bench(runs: int, poll: float, state_dir: Path) -> list[Sample]:
         policies[via].write_text(f"restart_via: {via}\nsuspect_nodes: {{failures: 1000000}}\n")
     samples = []
     try:
-        rig.start_worker(mode="act")
+        rig.start_worker(mode="act", backend=backend)
         tuning = FAST.model_copy(update={"poll_seconds": poll})
         for i in range(runs):
             for via in VIAS:  # alternating, so that both see the same machine
@@ -248,12 +250,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="recoveries per restart_via")
     parser.add_argument("--poll", type=float, default=FAST.poll_seconds, help="seconds between observations")
     parser.add_argument("--keep-cluster", action="store_true", help="leave a cluster we started running")
+    parser.add_argument("--backends", default="commands", help="slurm.backend values, comma-separated")
     args = parser.parse_args()
     state_dir, started = ensure_cluster()
     try:
-        print(f"{args.runs} recoveries on the Slurm dev cluster ({state_dir}):", flush=True)
-        samples = asyncio.run(bench(args.runs, args.poll, state_dir))
-        report(samples, args.poll, slurm_settings(state_dir))
+        for backend in args.backends.split(","):
+            print(f"\n{args.runs} recoveries on the Slurm dev cluster ({state_dir}), backend {backend}:", flush=True)
+            samples = asyncio.run(bench(args.runs, args.poll, state_dir, backend))
+            report(samples, args.poll, slurm_settings(state_dir))
     finally:
         if started and not args.keep_cluster:
             dev_cluster("stop")

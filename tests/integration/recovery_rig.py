@@ -297,13 +297,14 @@ class Rig:
         mode: str = "act",
         discovery: bool = False,
         failpoints: str | None = None,
+        backend: str = "auto",
     ) -> subprocess.Popen[bytes]:
         """`recovery worker --scheduler slurm` in its own process. Discovery is off unless a test
         needs it: the other tests start their runs themselves, and a discovery loop would only add
         polls (and adopt other tests' recently failed jobs) on a 2-core machine."""
         config = self.home / f"worker-{self.task_queue}-{len(self.workers)}.yaml"
         interval = "discovery: {interval: 2s}" if discovery else "discovery: {enabled: false}"
-        config.write_text(f"scheduler: slurm\n{interval}\n")
+        config.write_text(f"scheduler: slurm\n{interval}\nslurm: {{backend: {backend}}}\n")
         env = self.env
         if failpoints:
             env["RECOVERY_FAILPOINTS"] = failpoints
