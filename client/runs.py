@@ -18,7 +18,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery import settings
@@ -47,14 +47,7 @@ async def start_run(
     task_queue: str | None = None,
     reuse: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 ) -> WorkflowHandle[object, RunStatus]:
-    attrs = TypedSearchAttributes(
-        [
-            SearchAttributePair(sa.STATE, RunState.PENDING.value),
-            SearchAttributePair(sa.SCHEDULER, spec.scheduler),
-            SearchAttributePair(sa.ATTEMPTS, 0),
-            SearchAttributePair(sa.OWNER, spec.owner),
-        ]
-    )
+    attrs = sa.at_start(spec.scheduler, spec.owner)
     try:
         return await client.start_workflow(
             WORKFLOW,
