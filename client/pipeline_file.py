@@ -24,8 +24,9 @@ from recovery.workflows.yaml_models import KeyLines, YamlModelError, parse_model
 SUFFIXES = (".yaml", ".yml")
 
 
-class PipelineError(YamlModelError):
-    """A pipeline file that cannot be used; the message is one line naming file and line."""
+class PipelineError(YamlModelError, SubmitError):
+    """A pipeline file that cannot be used; the message is one line naming file and line (a
+    SubmitError too: `submit` reports it as it reports a bad batch script)."""
 
 
 def is_pipeline_file(path: str) -> bool:

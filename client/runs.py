@@ -33,6 +33,7 @@ from recovery.workflows.models import (
     RunSummary,
     SubmitRequest,
 )
+from recovery.workflows.pipeline_models import PIPELINE
 
 WORKFLOW = TRAINING_RUN
 
@@ -206,7 +207,8 @@ async def query_status(client: Client, run_id: str, rpc_timeout: float = 10.0) -
         ) from None
 
 
-RUNS_QUERY = f'WorkflowType="{WORKFLOW}" AND ExecutionStatus != "ContinuedAsNew"'
+# Runs and pipelines (a pipeline's row comes before its stages', which name it in `pipeline`).
+RUNS_QUERY = f'(WorkflowType="{WORKFLOW}" OR WorkflowType="{PIPELINE}") AND ExecutionStatus != "ContinuedAsNew"'
 
 
 async def list_runs(client: Client) -> list[RunSummary]:
@@ -243,6 +245,8 @@ async def _summary(wf: WorkflowExecution) -> RunSummary:
         last_symptom=attrs.get(sa.LAST_SYMPTOM) or None,
         # Runs started before the memo held it show their latest execution's start.
         created_at=datetime.fromisoformat(str(submitted)) if submitted else wf.start_time,
+        kind="pipeline" if wf.workflow_type == PIPELINE else "run",
+        pipeline=wf.parent_id if wf.parent_id else None,
     )
 
 
