@@ -11,7 +11,7 @@ from temporalio.service import RPCError, RPCStatusCode
 
 from recovery import settings
 from recovery.client.format import when
-from recovery.client.runs import RunError, namespace_problem
+from recovery.client.runs import RunError, raise_namespace_problem
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus
 
@@ -30,10 +30,8 @@ async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[o
             result_type=PipelineStatus,
         )
     except RPCError as e:
-        problem = namespace_problem(e, client.namespace)
-        if problem is None:
-            raise
-        raise RunError(problem) from None
+        raise_namespace_problem(e, client.namespace)
+        raise
 
 
 async def is_pipeline(client: Client, workflow_id: str) -> bool:

@@ -63,9 +63,14 @@ async def start_run(
             result_type=RunStatus,
         )
     except RPCError as e:
-        problem = namespace_problem(e, client.namespace)
-        if problem is None:
-            raise
+        raise_namespace_problem(e, client.namespace)
+        raise
+
+
+def raise_namespace_problem(error: RPCError, namespace: str) -> None:
+    """RunError saying what the namespace lacks, when that is why a start was refused."""
+    problem = namespace_problem(error, namespace)
+    if problem is not None:
         raise RunError(problem) from None
 
 

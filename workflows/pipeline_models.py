@@ -122,12 +122,11 @@ class PipelineInput(Model):
 
 
 class StageState(StrEnum):
-    """Where a stage stands: a run's own states once it is started, and before that `waiting`
-    (for its needs) or `held` (a need failed and the file says `hold`)."""
+    """Where a stage stands: `waiting` for its needs, `held` (a need failed and the file says
+    `hold`), `running` while its run lives, then its run's end state."""
 
     WAITING = "waiting"
     HELD = "held"
-    PENDING = "pending"
     RUNNING = "running"
     COMPLETED = "completed"
     GAVE_UP = "gave_up"
