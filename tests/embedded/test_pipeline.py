@@ -4,15 +4,18 @@ error, is recovered, and completes; only then does the second stage start, then 
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
 import sys
 from pathlib import Path
 
 from temporalio.client import Client
+from temporalio.service import RPCError
 
 from recovery.client import runs
 from recovery.workflows.pipeline_models import PipelineStatus
-from tests.embedded.conftest import Embedded
+from tests.embedded.conftest import Embedded, wait_for
 
 # Each stage writes when it starts and ends (per node), so the order is read from what ran.
 STAGE = """\
@@ -101,6 +104,44 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     assert rows[pipeline_id]["kind"] == "pipeline" and rows[pipeline_id]["pipeline"] is None
     for run_id in submitted["stages"].values():
         assert rows[run_id]["kind"] == "run" and rows[run_id]["pipeline"] == pipeline_id
+    embedded.stop_workers()
+
+
+async def exists(client: Client, workflow_id: str) -> bool:
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError:
+        return False
+    return True
+
+
+async def test_worker_killed_right_after_a_release_releases_once(embedded: Embedded, client: Client) -> None:
+    embedded.stop_workers()  # the doomed worker is the only one: no other carries on for it
+    doomed = embedded.start_worker()
+    path = write_pipeline(embedded)
+    done = embedded.recovery("submit", "--json", str(path), cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    submitted = json.loads(done.stdout)
+    train = submitted["stages"]["train"]
+    deadline = 120
+    while deadline > 0 and not await exists(client, train):
+        await asyncio.sleep(0.05)
+        deadline -= 0.05
+    assert await exists(client, train), "train should be released"
+    doomed.send_signal(signal.SIGKILL)  # right after the release, before it is followed further
+    assert wait_for(lambda: doomed.poll() is not None, timeout=10)
+    embedded.start_worker()
+    result: PipelineStatus = await client.get_workflow_handle(
+        submitted["pipeline"], result_type=PipelineStatus
+    ).result()
+    assert result.pipeline.state == "completed"
+    assert [(a.kind, a.stage) for a in result.actions] == [
+        ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
+    ]  # fmt: skip
+    lines = (path.parent / "order.log").read_text().splitlines()
+    assert sum(line.startswith("start train") for line in lines) == 1
+    assert sum(line.startswith("start eval") for line in lines) == 1
+    embedded.stop_workers()
 
 
 def test_a_bad_pipeline_file_starts_nothing(embedded: Embedded) -> None:
