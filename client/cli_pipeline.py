@@ -10,6 +10,7 @@ from temporalio.client import Client
 from recovery.client import pipelines
 from recovery.client.console import print_json
 from recovery.client.pipeline_file import PipelineError, load_pipeline
+from recovery.client.runs import RunError
 from recovery.client.temporal_client import connect
 
 JSON_SUBMIT = '{"pipeline": ID, "workflow_id": ..., "stages": {NAME: RUN_ID}}'
@@ -38,7 +39,9 @@ async def submit(args: argparse.Namespace, scheduler: str, client: Client | None
     return 0
 
 
-async def show_status(client: Client, pipeline_id: str, as_json: bool) -> int:
+async def show_status(client: Client, pipeline_id: str, as_json: bool, watch: bool = False) -> int:
+    if watch:
+        raise RunError(f"{pipeline_id!r} is a pipeline: --watch follows one run; watch a stage's run instead")
     status = await pipelines.pipeline_status(client, pipeline_id)
     if as_json:
         print_json(status)

@@ -128,13 +128,13 @@ def cmd_status(args: argparse.Namespace) -> int:
     from recovery.client.run_watch import watch_run
 
     async def go() -> int:
-        if args.watch:
-            text = None if args.json else (lambda s: timeline(s, ui_link(args.run)))
-            await watch_run(await connect(), args.run, text, sys.stdout)
-            return 0
         client = await connect()
         if await pipelines.is_pipeline(client, args.run):
-            return await cli_pipeline.show_status(client, args.run, args.json)
+            return await cli_pipeline.show_status(client, args.run, args.json, args.watch)
+        if args.watch:
+            text = None if args.json else (lambda s: timeline(s, ui_link(args.run)))
+            await watch_run(client, args.run, text, sys.stdout)
+            return 0
         status = await runs.get_status(client, args.run)
         if args.json:
             print_json(status)

@@ -98,6 +98,13 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
         ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
     ]  # fmt: skip
 
+    text = embedded.recovery("status", pipeline_id)
+    assert text.returncode == 0, text.stderr
+    assert f"pipeline {pipeline_id}" in text.stdout and "dag_release" in text.stdout
+    watched = embedded.recovery("status", pipeline_id, "--watch")
+    assert watched.returncode != 0 and len(watched.stderr.strip().splitlines()) == 1
+    assert "is a pipeline" in watched.stderr
+
     listed = embedded.recovery("list", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {row["id"]: row for row in json.loads(listed.stdout)}
