@@ -111,6 +111,9 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     assert rows[pipeline_id]["kind"] == "pipeline" and rows[pipeline_id]["pipeline"] is None
     for run_id in submitted["stages"].values():
         assert rows[run_id]["kind"] == "run" and rows[run_id]["pipeline"] == pipeline_id
+    # The Temporal UI (and `temporal workflow list`) find a pipeline's stages by its id.
+    stages = [wf.id async for wf in client.list_workflows(f'ParentWorkflowId="{pipeline_id}"')]
+    assert sorted(stages) == sorted(submitted["stages"].values())
     embedded.stop_workers()
 
 
