@@ -12,14 +12,12 @@ dev cluster and is not measured here (the Slurm side of pipelines is not built y
 from __future__ import annotations
 
 import argparse
-import asyncio
-import logging
 import os
 import statistics
 import sys
 from pathlib import Path
 
-from recovery_latency import percentile, setup_env
+from recovery_latency import on_embedded, percentile
 
 PIPELINE = """\
 name: bench{i}
@@ -68,22 +66,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pipelines", type=int, default=20)
     args = parser.parse_args()
-    home = setup_env()
-
-    from recovery.activities.schedulers.local import launcher as local_cluster
+    samples = on_embedded(lambda home: measure(args.pipelines, home))
     from recovery.client.submit import TUNING
-    from recovery.worker import logs
-    from recovery.worker.devserver import DevServer
 
-    logs.configure(logging.WARNING)
-    server = DevServer.from_env()
-    server.start(timeout=60)
-    local_cluster.start(4)
-    try:
-        samples = asyncio.run(measure(args.pipelines, home))
-    finally:
-        local_cluster.stop()
-        server.stop()
     print(f"{args.pipelines} two-stage pipelines on the embedded default (dev server + local scheduler)")
     print(f"poll interval {TUNING['local'].poll_seconds}s")
     print(f"{'latency':36} {'median':>8} {'p95':>8} {'max':>8}")
