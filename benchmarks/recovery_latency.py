@@ -19,7 +19,11 @@ import socket
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 TARGETS = {"failure -> advice recorded": 1.0, "failure -> successor running": 3.0}
 
@@ -85,10 +89,8 @@ async def measure(runs_wanted: int, home: Path) -> dict[str, list[float]]:
     return samples
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=20)
-    args = parser.parse_args()
+def on_embedded(measure: Callable[[Path], Coroutine[Any, Any, T]]) -> T:
+    """Run `measure(home)` against a dev server and local cluster of its own, then stop them."""
     home = setup_env()
 
     import logging
@@ -98,16 +100,23 @@ def main() -> int:
     from recovery.worker.devserver import DevServer
 
     logs.configure(logging.WARNING)
-    from recovery.client.submit import TUNING
-
     server = DevServer.from_env()
     server.start(timeout=60)
     local_cluster.start(4)
     try:
-        samples = asyncio.run(measure(args.runs, home))
+        return asyncio.run(measure(home))
     finally:
         local_cluster.stop()
         server.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    args = parser.parse_args()
+    samples = on_embedded(lambda home: measure(args.runs, home))
+    from recovery.client.submit import TUNING
+
     tuning = TUNING["local"]
     print(f"{args.runs} recoveries on the embedded default (dev server + local scheduler)")
     print(f"poll interval {tuning.poll_seconds}s, heartbeat timeout {tuning.heartbeat_timeout_seconds}s")

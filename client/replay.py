@@ -29,10 +29,11 @@ from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxR
 
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.pipeline import Pipeline
 from recovery.workflows.training_run import TrainingRun
 
 # Every workflow a worker runs: histories of any of them are replayed.
-WORKFLOWS: tuple[type, ...] = (TrainingRun, NodeHistory, SlurmDiscovery)
+WORKFLOWS: tuple[type, ...] = (TrainingRun, Pipeline, NodeHistory, SlurmDiscovery)
 
 
 _PASSING_RECOVERY = SandboxedWorkflowRunner(

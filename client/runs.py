@@ -18,7 +18,7 @@ from temporalio.client import (
     WorkflowFailureError,
     WorkflowHandle,
 )
-from temporalio.common import SearchAttributePair, TypedSearchAttributes, WorkflowIDReusePolicy
+from temporalio.common import WorkflowIDReusePolicy
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery import settings
@@ -33,6 +33,7 @@ from recovery.workflows.models import (
     RunSummary,
     SubmitRequest,
 )
+from recovery.workflows.pipeline_models import PIPELINE
 
 WORKFLOW = TRAINING_RUN
 
@@ -47,14 +48,7 @@ async def start_run(
     task_queue: str | None = None,
     reuse: WorkflowIDReusePolicy = WorkflowIDReusePolicy.ALLOW_DUPLICATE,
 ) -> WorkflowHandle[object, RunStatus]:
-    attrs = TypedSearchAttributes(
-        [
-            SearchAttributePair(sa.STATE, RunState.PENDING.value),
-            SearchAttributePair(sa.SCHEDULER, spec.scheduler),
-            SearchAttributePair(sa.ATTEMPTS, 0),
-            SearchAttributePair(sa.OWNER, spec.owner),
-        ]
-    )
+    attrs = sa.at_start(spec.scheduler, spec.owner)
     try:
         return await client.start_workflow(
             WORKFLOW,
@@ -69,9 +63,14 @@ async def start_run(
             result_type=RunStatus,
         )
     except RPCError as e:
-        problem = namespace_problem(e, client.namespace)
-        if problem is None:
-            raise
+        raise_namespace_problem(e, client.namespace)
+        raise
+
+
+def raise_namespace_problem(error: RPCError, namespace: str) -> None:
+    """RunError saying what the namespace lacks, when that is why a start was refused."""
+    problem = namespace_problem(error, namespace)
+    if problem is not None:
         raise RunError(problem) from None
 
 
@@ -213,7 +212,8 @@ async def query_status(client: Client, run_id: str, rpc_timeout: float = 10.0) -
         ) from None
 
 
-RUNS_QUERY = f'WorkflowType="{WORKFLOW}" AND ExecutionStatus != "ContinuedAsNew"'
+# Runs and pipelines (a pipeline's row comes before its stages', which name it in `pipeline`).
+RUNS_QUERY = f'(WorkflowType="{WORKFLOW}" OR WorkflowType="{PIPELINE}") AND ExecutionStatus != "ContinuedAsNew"'
 
 
 async def list_runs(client: Client) -> list[RunSummary]:
@@ -250,6 +250,8 @@ async def _summary(wf: WorkflowExecution) -> RunSummary:
         last_symptom=attrs.get(sa.LAST_SYMPTOM) or None,
         # Runs started before the memo held it show their latest execution's start.
         created_at=datetime.fromisoformat(str(submitted)) if submitted else wf.start_time,
+        kind="pipeline" if wf.workflow_type == PIPELINE else "run",
+        pipeline=wf.parent_id if wf.parent_id else None,
     )
 
 

@@ -39,6 +39,8 @@ class ScriptedScheduler:
         self.jobs: dict[str, JobObservation] = {}
         self.calls: list[tuple[str, str]] = []
         self.submits = 0
+        self.by_name: dict[str, list[str]] = {}  # when a job's name is here, it follows this plan
+        self.events: list[str] = []  # "submit NAME" and "end NAME STATE", in the order they happened
         self.sizes: dict[str, int] = {}
 
     async def submit(self, request: SubmitRequest) -> JobObservation:
@@ -49,6 +51,7 @@ class ScriptedScheduler:
             excluded_nodes=list(request.excluded_nodes),
         )  # fmt: skip
         self.sizes[job_id] = request.nodes
+        self.events.append(f"submit {request.name}")
         self.jobs[job_id] = self._start(obs, request.nodes)
         self.calls.append(("submit", job_id))
         return self.jobs[job_id]
@@ -116,7 +119,9 @@ class ScriptedScheduler:
         if job.state is not JobState.RUNNING:
             return
         number = int(job_id) - 101
-        if self.plans:
+        if job.name in self.by_name:
+            plan = self.by_name[job.name]
+        elif self.plans:
             plan = self.plans[min(number, len(self.plans) - 1)]
         else:
             plan = self.outcomes if number == 0 else self.later
@@ -139,3 +144,5 @@ class ScriptedScheduler:
         else:
             return
         self.jobs[job_id] = job.model_copy(update=update)
+        if "ended_at" in update:
+            self.events.append(f"end {job.name} {self.jobs[job_id].state.value}")

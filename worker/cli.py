@@ -64,8 +64,9 @@ def run_async(coro: Awaitable[int]) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from recovery.client import runs
+    from recovery.client import cli_pipeline, runs
     from recovery.client.config import load_config
+    from recovery.client.pipeline_file import is_pipeline_file
     from recovery.client.scheduler_choice import choose_scheduler
     from recovery.client.submit import build_spec
     from recovery.client.submit_argv import refuse_on_local, typed
@@ -73,6 +74,8 @@ def cmd_submit(args: argparse.Namespace) -> int:
     config_path = args.config or (str(p) if (p := settings.config_path()) else None)
     config = load_config(config_path)
     chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
+    if is_pipeline_file(args.script):
+        return run_async(cli_pipeline.submit(args, chosen.name))
     if chosen.name == "local":
         refuse_on_local(args.sbatch_options)
     sbatch = typed(args.sbatch_options)
@@ -120,16 +123,19 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from recovery.client import runs
+    from recovery.client import cli_pipeline, pipelines, runs
     from recovery.client.render import timeline
     from recovery.client.run_watch import watch_run
 
     async def go() -> int:
+        client = await connect()
+        if await pipelines.is_pipeline(client, args.run):
+            return await cli_pipeline.show_status(client, args.run, args.json, args.watch)
         if args.watch:
             text = None if args.json else (lambda s: timeline(s, ui_link(args.run)))
-            await watch_run(await connect(), args.run, text, sys.stdout)
+            await watch_run(client, args.run, text, sys.stdout)
             return 0
-        status = await runs.get_status(await connect(), args.run)
+        status = await runs.get_status(client, args.run)
         if args.json:
             print_json(status)
         else:
@@ -208,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "submit",
-        help="start a run for a batch script",
+        help="start a run for a batch script (or a pipeline for a PIPELINE.yaml file)",
         usage="%(prog)s [OPTIONS] [SBATCH OPTIONS] JOB.sbatch [ARGS ...]",
         epilog=SUBMIT_EPILOG,
     )
@@ -230,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="a JSON list of runs on stdout")
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("status", help="one run's timeline")
+    p = sub.add_parser("status", help="one run's (or pipeline's) timeline")
     p.add_argument("run", metavar="RUN")
     p.add_argument("--json", action="store_true", help="the status as one JSON object (with --watch: one a line)")
     p.add_argument("--watch", action="store_true", help="draw it again whenever the run changes, until it ends")

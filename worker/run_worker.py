@@ -1,4 +1,4 @@
-"""The worker process: runs TrainingRun (and, on Slurm, SlurmDiscovery) against one scheduler."""
+"""The worker process: runs TrainingRun and Pipeline (and, on Slurm, SlurmDiscovery) against one scheduler."""
 
 from __future__ import annotations
 
@@ -35,6 +35,7 @@ from recovery.worker.scheduler_guard import SchedulerGuard
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
 from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.pipeline import Pipeline
 from recovery.workflows.training_run import TrainingRun
 
 log = structlog.get_logger("recovery.worker")
@@ -119,7 +120,7 @@ SHORT_ACTIVITY_SLOTS = 200
 
 def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None) -> Worker:
     queue = task_queue or settings.task_queue()
-    workflows: list[type] = [TrainingRun, NodeHistory]
+    workflows: list[type] = [TrainingRun, Pipeline, NodeHistory]
     activities = activities_for(scheduler, config)
     nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster, may_drain=config.drain_suspect_nodes)
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]

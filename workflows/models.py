@@ -353,6 +353,8 @@ class RunSummary(Model):
     job_id: str | None
     last_symptom: str | None = None
     created_at: datetime | None = None
+    kind: Literal["run", "pipeline"] = "run"  # a pipeline's row counts its started stages as attempts
+    pipeline: str | None = None  # for a pipeline's stage: the pipeline's id
 
 
 class RunStatus(Model):

@@ -6,7 +6,12 @@ checks for) is derived from the keys.
 
 from __future__ import annotations
 
-from temporalio.common import SearchAttributeIndexedValueType, SearchAttributeKey
+from temporalio.common import (
+    SearchAttributeIndexedValueType,
+    SearchAttributeKey,
+    SearchAttributePair,
+    TypedSearchAttributes,
+)
 
 STATE = SearchAttributeKey.for_keyword("RecoveryState")
 SCHEDULER = SearchAttributeKey.for_keyword("RecoveryScheduler")
@@ -30,3 +35,16 @@ ALL: dict[str, str] = {
     key.name: _TYPE_NAMES[key.indexed_value_type]
     for key in (STATE, SCHEDULER, JOB_IDS, ATTEMPTS, LAST_SYMPTOM, EXCLUDED_NODES, OWNER)
 }
+
+
+def at_start(scheduler: str, owner: str) -> TypedSearchAttributes:
+    """What a run (or pipeline) starts with, before its workflow upserts anything: pending, not
+    yet attempted (the literal is `RunState.PENDING`, which this vocabulary module does not import)."""
+    return TypedSearchAttributes(
+        [
+            SearchAttributePair(STATE, "pending"),
+            SearchAttributePair(SCHEDULER, scheduler),
+            SearchAttributePair(ATTEMPTS, 0),
+            SearchAttributePair(OWNER, owner),
+        ]
+    )

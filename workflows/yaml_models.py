@@ -15,6 +15,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
 M = TypeVar("M", bound=BaseModel)
+KeyLines = dict[tuple[str, ...], int]  # a key's path (list items by index) -> its line
 
 
 class _Loader(yaml.SafeLoader):
@@ -45,11 +46,25 @@ def read_text(path: str, what: str, error: type[YamlModelError] = YamlModelError
 
 
 def parse_model(text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError) -> M:
+    return parse_model_lines(text, source, model, what, error)[0]
+
+
+def parse_model_lines(
+    text: str, source: str, model: type[M], what: str, error: type[YamlModelError] = YamlModelError
+) -> tuple[M, KeyLines]:
+    """The model, and the line of each key (list items by their index), for checks after
+    validation to name the place too (`place`)."""
     data, lines = _load(text, source, what, error)
     try:
-        return model.model_validate(data)
+        return model.model_validate(data), lines
     except ValidationError as e:
         raise error(_describe(e.errors()[0], source, lines)) from None
+
+
+def place(source: str, lines: KeyLines, *path: str) -> str:
+    """`FILE:LINE` of the deepest part of `path` the file has a line for (else just `FILE`)."""
+    line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
+    return f"{source}:{line}" if line else source
 
 
 def model_problems(text: str, source: str, model: type[BaseModel], what: str) -> list[str]:
@@ -66,7 +81,7 @@ def model_problems(text: str, source: str, model: type[BaseModel], what: str) ->
     return []
 
 
-def _load(text: str, source: str, what: str, error: type[YamlModelError]) -> tuple[object, dict[tuple[str, ...], int]]:
+def _load(text: str, source: str, what: str, error: type[YamlModelError]) -> tuple[object, KeyLines]:
     """The YAML's data, and the line of each key; `error` when it is no mapping of keys."""
     try:
         root = yaml.compose(text, Loader=_Loader)
@@ -79,24 +94,27 @@ def _load(text: str, source: str, what: str, error: type[YamlModelError]) -> tup
         raise error(f"{source}: the {what} is empty")
     if not isinstance(root, yaml.MappingNode):
         raise error(f"{source}:{root.start_mark.line + 1}: a {what} must be a mapping of keys")
-    lines: dict[tuple[str, ...], int] = {}
+    lines: KeyLines = {}
     _key_lines(root, (), lines)
     return yaml.load(text, Loader=_Loader), lines
 
 
-def _key_lines(node: yaml.Node, path: tuple[str, ...], lines: dict[tuple[str, ...], int]) -> None:
-    """Remember the line of every mapping key, so errors can point at it."""
+def _key_lines(node: yaml.Node, path: tuple[str, ...], lines: KeyLines) -> None:
+    """Remember the line of every mapping key and list item, so errors can point at it."""
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             key = (*path, str(key_node.value))
             lines[key] = key_node.start_mark.line + 1
             _key_lines(value_node, key, lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            lines[(*path, str(i))] = item.start_mark.line + 1
+            _key_lines(item, (*path, str(i)), lines)
 
 
-def _describe(problem: ErrorDetails, source: str, lines: dict[tuple[str, ...], int]) -> str:
+def _describe(problem: ErrorDetails, source: str, lines: KeyLines) -> str:
     path = tuple(str(p) for p in problem["loc"])
-    line = next((lines[path[:n]] for n in range(len(path), 0, -1) if path[:n] in lines), None)
-    where = f"{source}:{line}" if line else source
+    where = place(source, lines, *path)
     key = ".".join(path) or "(top level)"
     if problem["type"] == "extra_forbidden":
         return f"{where}: unknown key {key!r}"

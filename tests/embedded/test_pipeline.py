@@ -1,0 +1,166 @@
+"""A pipeline for real: `recovery submit pipeline.yaml` on the Temporal dev server and the
+embedded local scheduler, with a worker subprocess. The first stage fails on node2 with a GPU
+error, is recovered, and completes; only then does the second stage start, then the third."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import sys
+from pathlib import Path
+
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from recovery.client import runs
+from recovery.workflows.pipeline_models import PipelineStatus
+from tests.embedded.conftest import Embedded, wait_for
+
+# Each stage writes when it starts and ends (per node), so the order is read from what ran.
+STAGE = """\
+#!/bin/bash
+#SBATCH --nodes={nodes}
+set -euo pipefail
+echo "start {name} $SLURMD_NODENAME $SLURM_RESTART_COUNT" >> "$SLURM_SUBMIT_DIR/order.log"
+{work}
+echo "end {name} $SLURMD_NODENAME" >> "$SLURM_SUBMIT_DIR/order.log"
+"""
+
+PIPELINE = """\
+name: three stages
+stages:
+  - name: prep
+    script: stages/prep.sbatch
+  - name: train
+    script: stages/train.sbatch
+    needs: [prep]
+  - name: eval
+    script: stages/eval.sbatch
+    needs: [train]
+    on_dependency_failure: hold
+"""
+
+
+def write_pipeline(embedded: Embedded) -> Path:
+    # The first stage is the demo's checkpointing job, failing on node2 at step 4 (an Xid).
+    demo = embedded.job_script("pipeline", fault_node="node2")
+    work = demo.read_text().split("set -euo pipefail\n", 1)[1].replace("exec ", "")
+    (demo.parent / "stages").mkdir()
+    (demo.parent / "stages" / "prep.sbatch").write_text(STAGE.format(nodes=2, name="prep", work=work))
+    quick = f'{sys.executable} -c "import time; time.sleep(0.5)"'
+    for name in ("train", "eval"):
+        (demo.parent / "stages" / f"{name}.sbatch").write_text(STAGE.format(nodes=1, name=name, work=quick))
+    path = demo.parent / "pipeline.yaml"
+    path.write_text(PIPELINE)
+    return path
+
+
+async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded: Embedded, client: Client) -> None:
+    embedded.start_worker()
+    path = write_pipeline(embedded)
+    done = embedded.recovery("submit", "--json", str(path), cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    submitted = json.loads(done.stdout)
+    assert set(submitted) == {"pipeline", "workflow_id", "stages"}
+    pipeline_id = submitted["pipeline"]
+    assert submitted["workflow_id"] == pipeline_id
+    assert list(submitted["stages"]) == ["prep", "train", "eval"]
+
+    result: PipelineStatus = await client.get_workflow_handle(pipeline_id, result_type=PipelineStatus).result()
+    assert result.pipeline.state == "completed"
+
+    lines = (path.parent / "order.log").read_text().splitlines()
+    # prep: two nodes, the first attempt crashed (no `end`), the second ran without node2.
+    prep_ends = [i for i, line in enumerate(lines) if line.startswith("end prep")]
+    assert [line.split()[0:2] for line in lines if "prep" in line].count(["start", "prep"]) == 4
+    assert len(prep_ends) == 2
+    train = [line for line in lines if "train" in line]
+    assert train == [train[0], train[1]] and train[0].startswith("start train") and train[1].startswith("end train")
+    assert lines.index(train[0]) > max(prep_ends)  # train started only after prep completed
+    evals = [i for i, line in enumerate(lines) if "eval" in line]
+    assert len(evals) == 2 and evals[0] > lines.index(train[1])
+
+    prep = await runs.wait_result(client, submitted["stages"]["prep"])
+    assert prep is not None and prep.run.state == "completed"
+    assert len(prep.attempts) == 2 and "node2" in prep.attempts[1].excluded_nodes
+
+    shown = embedded.recovery("status", pipeline_id, "--json")
+    assert shown.returncode == 0, shown.stderr
+    data = json.loads(shown.stdout)
+    assert data["pipeline"]["id"] == pipeline_id and data["pipeline"]["state"] == "completed"
+    assert [(s["name"], s["run"], s["state"], s["needs"]) for s in data["stages"]] == [
+        ("prep", submitted["stages"]["prep"], "completed", []),
+        ("train", submitted["stages"]["train"], "completed", ["prep"]),
+        ("eval", submitted["stages"]["eval"], "completed", ["train"]),
+    ]
+    assert [(a["kind"], a["stage"]) for a in data["actions"]] == [
+        ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
+    ]  # fmt: skip
+
+    text = embedded.recovery("status", pipeline_id)
+    assert text.returncode == 0, text.stderr
+    assert f"pipeline {pipeline_id}" in text.stdout and "dag_release" in text.stdout
+    watched = embedded.recovery("status", pipeline_id, "--watch")
+    assert watched.returncode != 0 and len(watched.stderr.strip().splitlines()) == 1
+    assert "is a pipeline" in watched.stderr
+
+    listed = embedded.recovery("list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["id"]: row for row in json.loads(listed.stdout)}
+    assert rows[pipeline_id]["kind"] == "pipeline" and rows[pipeline_id]["pipeline"] is None
+    for run_id in submitted["stages"].values():
+        assert rows[run_id]["kind"] == "run" and rows[run_id]["pipeline"] == pipeline_id
+    # The Temporal UI (and `temporal workflow list`) find a pipeline's stages by its id.
+    stages = [wf.id async for wf in client.list_workflows(f'ParentWorkflowId="{pipeline_id}"')]
+    assert sorted(stages) == sorted(submitted["stages"].values())
+    embedded.stop_workers()
+
+
+async def exists(client: Client, workflow_id: str) -> bool:
+    try:
+        await client.get_workflow_handle(workflow_id).describe()
+    except RPCError:
+        return False
+    return True
+
+
+async def test_worker_killed_right_after_a_release_releases_once(embedded: Embedded, client: Client) -> None:
+    embedded.stop_workers()  # the doomed worker is the only one: no other carries on for it
+    doomed = embedded.start_worker()
+    path = write_pipeline(embedded)
+    done = embedded.recovery("submit", "--json", str(path), cwd=path.parent)
+    assert done.returncode == 0, done.stderr
+    submitted = json.loads(done.stdout)
+    train = submitted["stages"]["train"]
+    deadline = 120
+    while deadline > 0 and not await exists(client, train):
+        await asyncio.sleep(0.05)
+        deadline -= 0.05
+    assert await exists(client, train), "train should be released"
+    doomed.send_signal(signal.SIGKILL)  # right after the release, before it is followed further
+    assert wait_for(lambda: doomed.poll() is not None, timeout=10)
+    embedded.start_worker()
+    result: PipelineStatus = await client.get_workflow_handle(
+        submitted["pipeline"], result_type=PipelineStatus
+    ).result()
+    assert result.pipeline.state == "completed"
+    assert [(a.kind, a.stage) for a in result.actions] == [
+        ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
+    ]  # fmt: skip
+    lines = (path.parent / "order.log").read_text().splitlines()
+    assert sum(line.startswith("start train") for line in lines) == 1
+    assert sum(line.startswith("start eval") for line in lines) == 1
+    embedded.stop_workers()
+
+
+def test_a_bad_pipeline_file_starts_nothing(embedded: Embedded) -> None:
+    path = write_pipeline(embedded)
+    path.write_text(PIPELINE.replace("needs: [prep]", "needs: [eval]"))
+    before = embedded.recovery("list", "--json").stdout
+    done = embedded.recovery("submit", "--json", str(path), cwd=path.parent)
+    assert done.returncode != 0 and done.stdout == ""
+    assert done.stderr.strip().splitlines() == [
+        f"recovery: {path}:7: the stages' needs form a cycle: train -> eval -> train"
+    ]
+    assert embedded.recovery("list", "--json").stdout == before  # nothing was started

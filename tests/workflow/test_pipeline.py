@@ -1,0 +1,170 @@
+"""The Pipeline workflow on Temporal's time-skipping test server, its stages real TrainingRun
+children with the real activities against a scripted scheduler (tests/fakes.py): order of
+release, what a failed need does to its dependants (cancel or hold), and the signals."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+
+from temporalio.client import WorkflowHandle
+from temporalio.testing import WorkflowEnvironment
+
+from recovery.client.config import WorkerConfig
+from recovery.worker.run_worker import build_worker
+from recovery.workflows.models import CancelRequest, RunStatus
+from recovery.workflows.pipeline_models import (
+    PIPELINE,
+    PipelineInput,
+    PipelineStage,
+    PipelineStatus,
+    ReleaseRequest,
+    stage_run_id,
+)
+from tests.fakes import ScriptedScheduler
+from tests.workflow.conftest import make_spec
+
+Handle = WorkflowHandle[object, PipelineStatus]
+
+
+def pipeline(*stages: tuple[str, list[str], str]) -> PipelineInput:
+    """A pipeline of (name, needs, on_dependency_failure) stages; each stage's job is named
+    after it, so the scripted scheduler can give each its own plan."""
+    pipeline_id = f"pipe-{uuid.uuid4().hex[:8]}"
+    built = []
+    for name, needs, on_failure in stages:
+        spec = make_spec(nodes=1)
+        spec.run_id = stage_run_id(pipeline_id, name)
+        spec.name = name
+        built.append(PipelineStage(name=name, needs=needs, on_dependency_failure=on_failure, spec=spec))  # type: ignore[arg-type]
+    return PipelineInput(
+        pipeline_id=pipeline_id, name="test", owner="tester", scheduler="local", file="/dev/null",
+        submitted_at=datetime.now(UTC), stages=built,
+    )  # fmt: skip
+
+
+@asynccontextmanager
+async def running(env: WorkflowEnvironment, scheduler: ScriptedScheduler, inp: PipelineInput) -> AsyncIterator[Handle]:
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    async with build_worker(env.client, scheduler, WorkerConfig(), task_queue=queue):
+        handle = await env.client.start_workflow(
+            PIPELINE, inp, id=inp.pipeline_id, task_queue=queue, result_type=PipelineStatus
+        )
+        yield handle
+
+
+async def eventually(handle: Handle, check: Callable[[PipelineStatus], bool], timeout: float = 20.0) -> PipelineStatus:
+    deadline = time.monotonic() + timeout
+    while True:
+        status = await handle.query("status", result_type=PipelineStatus)
+        if check(status) or time.monotonic() > deadline:
+            return status
+        await asyncio.sleep(0.05)
+
+
+def states(status: PipelineStatus) -> dict[str, str]:
+    return {s.name: s.state.value for s in status.stages}
+
+
+async def test_stages_run_in_order_each_once_after_what_it_needs(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"prep": ["fail:node1", "complete"]}  # recovered once, then completes
+    inp = pipeline(("prep", [], "cancel"), ("train", ["prep"], "cancel"), ("eval", ["train"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        status = await handle.result()
+    assert status.pipeline.state == "completed"
+    assert states(status) == {"prep": "completed", "train": "completed", "eval": "completed"}
+    assert scheduler.events == [
+        "submit prep", "end prep FAILED", "end prep COMPLETED",
+        "submit train", "end train COMPLETED",
+        "submit eval", "end eval COMPLETED",
+    ]  # fmt: skip
+    releases = [(a.kind, a.stage, a.run) for a in status.actions]
+    assert releases == [("dag_release", s.name, s.spec.run_id) for s in inp.stages]
+    assert status.actions[1].detail == "prep completed"
+    prep = await skipping_env.client.get_workflow_handle(inp.stages[0].spec.run_id, result_type=RunStatus).result()
+    assert prep.run.state == "completed" and len(prep.attempts) == 2  # the stage kept its recovery
+
+
+async def test_a_stage_waits_for_both_parallel_needs(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"b": ["fail:node1", "complete"]}  # b ends later: one recovery first
+    inp = pipeline(("a", [], "cancel"), ("b", [], "cancel"), ("join", ["a", "b"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        status = await handle.result()
+    assert status.pipeline.state == "completed"
+    events = scheduler.events
+    assert events.index("submit join") > events.index("end b COMPLETED")
+    assert events.index("submit join") > events.index("end a COMPLETED")
+    assert events.count("submit join") == 1
+
+
+async def test_a_need_that_gives_up_cancels_or_holds_what_depends_on_it(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}  # fails every time: gives up
+    inp = pipeline(
+        ("bad", [], "cancel"), ("good", [], "cancel"),
+        ("after", ["bad", "good"], "cancel"), ("held", ["bad"], "hold"), ("later", ["held"], "cancel"),
+    )  # fmt: skip
+    async with running(skipping_env, scheduler, inp) as handle:
+        status = await eventually(handle, lambda s: states(s)["held"] == "held" and states(s)["good"] == "completed")
+        assert states(status) == {
+            "bad": "gave_up", "good": "completed", "after": "cancelled", "held": "held", "later": "waiting",
+        }  # fmt: skip
+        assert status.pipeline.state == "running"  # a held stage keeps it open, for an operator
+        assert [(a.kind, a.stage) for a in status.actions if a.kind != "dag_release"] == [
+            ("cancel", "after"), ("hold", "held"),
+        ]  # fmt: skip
+        assert status.stages[2].detail == "needs bad, which gave up"
+        await handle.signal("cancel", CancelRequest())
+        status = await handle.result()
+    assert status.pipeline.state == "cancelled"
+    assert states(status)["held"] == "cancelled" and states(status)["later"] == "cancelled"
+    assert not any(e.startswith(("submit after", "submit held", "submit later")) for e in scheduler.events)
+
+
+async def test_a_released_held_stage_runs_and_the_pipeline_goes_on(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}
+    inp = pipeline(("bad", [], "cancel"), ("held", ["bad"], "hold"), ("last", ["held"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        await eventually(handle, lambda s: states(s)["held"] == "held")
+        await handle.signal("release", ReleaseRequest(stages=["held"]))
+        status = await handle.result()
+    assert states(status) == {"bad": "gave_up", "held": "completed", "last": "completed"}
+    assert status.pipeline.state == "gave_up"  # one stage did give up
+    held_release = next(a for a in status.actions if a.kind == "dag_release" and a.stage == "held")
+    assert held_release.detail == "released by an operator"
+
+
+async def test_pause_resume_and_cancel_reach_every_running_stage(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])  # jobs run until cancelled
+    inp = pipeline(("a", [], "cancel"), ("b", [], "cancel"), ("c", ["a"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        await eventually(handle, lambda s: states(s)["a"] == "running" and states(s)["b"] == "running")
+        stages = [skipping_env.client.get_workflow_handle(s.spec.run_id, result_type=RunStatus) for s in inp.stages[:2]]
+
+        async def all_paused(paused: bool) -> bool:
+            found = [await h.query("status", result_type=RunStatus) for h in stages]
+            return all(s.run.paused is paused for s in found)
+
+        await handle.signal("pause")
+        status = await eventually(handle, lambda s: s.pipeline.paused)
+        assert status.pipeline.state == "paused"
+        deadline = time.monotonic() + 20
+        while not await all_paused(True) and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert await all_paused(True)
+        await handle.signal("resume")
+        while not await all_paused(False) and time.monotonic() < deadline + 20:
+            await asyncio.sleep(0.05)
+        assert await all_paused(False)
+        await handle.signal("cancel", CancelRequest(kill_job=True))
+        status = await handle.result()
+    assert status.pipeline.state == "cancelled"
+    assert states(status) == {"a": "cancelled", "b": "cancelled", "c": "cancelled"}, status.stages
+    assert sorted(c for c in scheduler.calls if c[0] == "cancel") == [("cancel", "101"), ("cancel", "102")]

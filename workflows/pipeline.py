@@ -1,0 +1,244 @@
+"""The Pipeline workflow: dependent stages, each a child TrainingRun, recovered as one.
+
+A stage starts (its `dag_release`) once every stage it needs has completed, so a stage that was
+recovered as a new job still releases what waits for it: the dependency is owned here, not by the
+scheduler's job ids. A stage whose need gave up or was cancelled is cancelled or held, as the
+file says; a held stage waits for the `release` or `cancel` signal. `pause`, `resume` and
+`cancel` reach every running stage. Workflow code only: it decides, waits and records; each
+stage's run does its own scheduler work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import SearchAttributeUpdate
+from temporalio.exceptions import CancelledError, ChildWorkflowError, FailureError
+from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
+
+with workflow.unsafe.imports_passed_through():
+    from recovery.workflows import search_attributes as sa
+    from recovery.workflows.models import CancelRequest, RunInput, RunState, RunStatus
+    from recovery.workflows.pipeline_models import (
+        PIPELINE,
+        PipelineAction,
+        PipelineInput,
+        PipelineStage,
+        PipelineStatus,
+        PipelineSummary,
+        ReleaseRequest,
+        StageState,
+        StageStatus,
+    )
+    from recovery.workflows.training_run import TrainingRun
+
+# A stage's end, from its run's final state.
+_ENDED = {RunState.COMPLETED: StageState.COMPLETED, RunState.GAVE_UP: StageState.GAVE_UP}
+
+
+@workflow.defn(name=PIPELINE)
+class Pipeline:
+    @workflow.init
+    def __init__(self, inp: PipelineInput) -> None:
+        self.inp = inp
+        self.stages = {s.name: StageStatus(name=s.name, run=s.spec.run_id, state=StageState.WAITING, needs=s.needs)
+                       for s in inp.stages}  # fmt: skip
+        self.actions: list[PipelineAction] = []
+        self.paused = False
+        self._cancel: CancelRequest | None = None
+        self._released: list[str] = []  # held stages an operator let go
+        self._handles: dict[str, ChildWorkflowHandle[Any, RunStatus]] = {}
+        self._outbox: list[tuple[str, CancelRequest | None]] = []  # signals to pass on to running stages
+        self._published: dict[str, Any] = {}
+
+    # --- signals and query ---------------------------------------------------------------
+
+    @workflow.signal
+    def pause(self) -> None:
+        self.paused = True
+        self._outbox.append(("pause", None))
+        self._publish()
+
+    @workflow.signal
+    def resume(self) -> None:
+        self.paused = False
+        self._outbox.append(("resume", None))
+        self._publish()
+
+    @workflow.signal
+    def cancel(self, request: CancelRequest | None = None) -> None:
+        self._cancel = request or CancelRequest()
+        self._outbox.append(("cancel", self._cancel))
+
+    @workflow.signal
+    def release(self, request: ReleaseRequest | None = None) -> None:
+        """Start held stages anyway (the named ones, or all): an operator decided they may run."""
+        held = [s.name for s in self.stages.values() if s.state is StageState.HELD]
+        self._released += [name for name in held if not request or not request.stages or name in request.stages]
+
+    @workflow.query
+    def status(self) -> PipelineStatus:
+        inp = self.inp
+        summary = PipelineSummary(
+            id=inp.pipeline_id,
+            name=inp.name,
+            state=self._state(),
+            paused=self.paused,
+            owner=inp.owner,
+            scheduler=inp.scheduler,
+        )
+        return PipelineStatus(pipeline=summary, stages=list(self.stages.values()), actions=self.actions)
+
+    # --- the pipeline --------------------------------------------------------------------
+
+    @workflow.run
+    async def run(self, inp: PipelineInput) -> PipelineStatus:
+        self._publish()
+        while not all(s.state.finished for s in self.stages.values()):
+            await self._forward_signals()
+            if self._cancel is not None:
+                self._cancel_unstarted()
+            else:
+                self._follow_failures()
+                for stage in self._ready():
+                    await self._start(stage)
+            await workflow.wait_condition(self._something_to_do)
+        self._publish()
+        return self.status()
+
+    def _something_to_do(self) -> bool:
+        """Wake on a signal to pass on, a stage to start or stop, or the end."""
+        if self._outbox or all(s.state.finished for s in self.stages.values()):
+            return True
+        if self._cancel is not None:
+            return any(s.state in (StageState.WAITING, StageState.HELD) for s in self.stages.values())
+        return bool(self._ready()) or any(self._failed_need(s) is not None for s in self._waiting())
+
+    def _waiting(self) -> list[PipelineStage]:
+        return [s for s in self.inp.stages if self.stages[s.name].state in (StageState.WAITING, StageState.HELD)]
+
+    def _ready(self) -> list[PipelineStage]:
+        """Stages whose needs all completed (or that an operator released), in file order;
+        none while the pipeline is paused: a release is an action like any other."""
+        if self.paused:
+            return []
+        ready = []
+        for stage in self._waiting():
+            state = self.stages[stage.name].state
+            needs_done = all(self.stages[n].state is StageState.COMPLETED for n in stage.needs)
+            if (state is StageState.WAITING and needs_done) or stage.name in self._released:
+                ready.append(stage)
+        return ready
+
+    def _failed_need(self, stage: PipelineStage) -> str | None:
+        """The first need that gave up or was cancelled, for a stage not yet held for it."""
+        if self.stages[stage.name].state is not StageState.WAITING:
+            return None
+        return next((n for n in stage.needs if self.stages[n].state.failed), None)
+
+    def _follow_failures(self) -> None:
+        """Cancel or hold, as each stage's file says, the waiting stages whose need failed."""
+        for stage in self._waiting():
+            need = self._failed_need(stage)
+            if need is None:
+                continue
+            detail = f"needs {need}, which {self.stages[need].state.value.replace('_', ' ')}"
+            if stage.on_dependency_failure == "hold":
+                self._set(stage.name, StageState.HELD, detail)
+                self._record("hold", stage, detail)
+            else:
+                self._set(stage.name, StageState.CANCELLED, detail)
+                self._record("cancel", stage, detail)
+
+    def _cancel_unstarted(self) -> None:
+        for stage in self._waiting():
+            self._set(stage.name, StageState.CANCELLED, "the pipeline was cancelled")
+            self._record("cancel", stage, "the pipeline was cancelled")
+
+    async def _start(self, stage: PipelineStage) -> None:
+        """Release a stage: start its TrainingRun as a child. Its workflow id is its run id, so a
+        start that is retried finds the child already there rather than starting a second."""
+        spec = stage.spec
+        handle = await workflow.start_child_workflow(
+            TrainingRun.run,
+            RunInput(spec=spec),
+            id=spec.run_id,
+            # A pipeline cancelled from Temporal itself cancels its stages' runs (they leave
+            # their jobs alone, as a cancelled run does), rather than terminating them.
+            parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+            memo=stage.memo,
+            search_attributes=sa.at_start(spec.scheduler, spec.owner),
+            static_summary=f"stage {stage.name} of pipeline {self.inp.name} ({self.inp.pipeline_id})",
+        )
+        self._handles[stage.name] = handle
+        self._set(stage.name, StageState.RUNNING, "")
+        released = stage.name in self._released
+        self._record("dag_release", stage, "released by an operator" if released else self._why_released(stage))
+        asyncio.create_task(self._await_stage(stage.name, handle))  # noqa: RUF006 (the run loop outlives it)
+        if self.paused:
+            await handle.signal("pause")
+
+    def _why_released(self, stage: PipelineStage) -> str:
+        return f"{', '.join(stage.needs)} completed" if stage.needs else "needs nothing"
+
+    async def _await_stage(self, name: str, handle: ChildWorkflowHandle[Any, RunStatus]) -> None:
+        try:
+            result: RunStatus = await handle
+        except ChildWorkflowError as e:
+            # Its workflow failed, was terminated, or was cancelled from Temporal.
+            cancelled = isinstance(e.cause, CancelledError)
+            self._set(name, StageState.CANCELLED if cancelled else StageState.GAVE_UP, str(e.cause or e))
+            return
+        self._set(name, _ENDED.get(result.run.state, StageState.CANCELLED), "")
+
+    async def _forward_signals(self) -> None:
+        """Pass the pipeline's signals on to every stage that runs, in the order they came."""
+        while self._outbox:
+            name, arg = self._outbox.pop(0)
+            for stage, handle in self._handles.items():
+                if self.stages[stage].state.finished:
+                    continue
+                try:
+                    await (handle.signal(name) if arg is None else handle.signal(name, arg))
+                except FailureError as e:
+                    # The stage ended between its last report and this signal: nothing to pass on.
+                    workflow.logger.info("signal %s not passed to stage %s: %s", name, stage, e)
+
+    # --- records -------------------------------------------------------------------------
+
+    def _set(self, name: str, state: StageState, detail: str) -> None:
+        stage = self.stages[name]
+        stage.state = state
+        stage.detail = detail
+        self._publish()
+
+    def _record(self, kind: str, stage: PipelineStage, detail: str) -> None:
+        action = PipelineAction.model_validate(
+            {"kind": kind, "stage": stage.name, "run": stage.spec.run_id, "at": workflow.now(), "detail": detail}
+        )
+        self.actions.append(action)
+
+    def _state(self) -> RunState:
+        states = [s.state for s in self.stages.values()]
+        if not all(s.finished for s in states):
+            if self.paused:
+                return RunState.PAUSED
+            return RunState.PENDING if all(s is StageState.WAITING for s in states) else RunState.RUNNING
+        if self._cancel is not None:
+            return RunState.CANCELLED
+        if all(s is StageState.COMPLETED for s in states):
+            return RunState.COMPLETED
+        return RunState.GAVE_UP
+
+    def _publish(self) -> None:
+        """`RecoveryState` (and the stage count as `RecoveryAttempts`), upserted when they change."""
+        wanted: list[SearchAttributeUpdate[Any]] = [
+            sa.STATE.value_set(self._state().value),
+            sa.ATTEMPTS.value_set(sum(1 for s in self.stages.values() if s.state is not StageState.WAITING)),
+        ]
+        changed = [u for u in wanted if self._published.get(u.key.name) != u.value]
+        if changed:
+            workflow.upsert_search_attributes(changed)
+            self._published.update({u.key.name: u.value for u in changed})
