@@ -16,6 +16,7 @@ import pytest
 from temporalio.client import Client
 
 from recovery.client import runs
+from recovery.client.format import when
 from recovery.client.submit import build_spec
 from recovery.worker.devserver import DevServer, temporal_binary
 from recovery.workflows import search_attributes
@@ -121,7 +122,7 @@ async def test_list_filters_by_state_owner_job_start_and_limit(
     head, *rows = table.stdout.splitlines()
     assert head.split()[:4] == ["RUN", "NAME", "STATE", "STARTED"]
     assert len(rows) == 2 and all(row.rstrip().endswith(owner) for row in rows)
-    started = slow.submitted_at.strftime("%Y-%m-%d %H:%M:%SZ")
+    started = when(slow.submitted_at)  # in the zone both this test and the CLI read from TZ
     assert any(started in row for row in rows if row.startswith(slow.run_id))
 
     cancel = embedded.recovery("cancel", slow.run_id, "--kill-job")
