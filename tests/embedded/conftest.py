@@ -3,6 +3,7 @@ started once per session in a private RECOVERY_HOME on free ports, plus worker s
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -65,6 +66,19 @@ class Embedded:
         )
         self.workers.append(proc)
         return proc
+
+    def forget_node_history(self) -> None:
+        """Clear every node's failure history on the local cluster (needs a worker). The session's tests share one
+        node history: failures earlier tests caused make nodes suspect, and a test whose run
+        restarts more than once can then be left without enough usable nodes."""
+        # A query: answered once a worker (started just before, as a rule) polls the task queue.
+        deadline = time.monotonic() + 60
+        while (listed := self.recovery("nodes", "--json")).returncode != 0 and time.monotonic() < deadline:
+            time.sleep(1)
+        assert listed.returncode == 0, listed.stderr
+        for node in json.loads(listed.stdout):
+            cleared = self.recovery("nodes", "clear", node["node"])
+            assert cleared.returncode == 0, cleared.stderr
 
     def stop_workers(self) -> None:
         for proc in self.workers:

@@ -18,6 +18,7 @@ from tests.histories.record import FLAKY_GPU_JOB
 @pytest.mark.timeout(180)
 async def test_whatif_reads_failures_from_temporal(embedded: Embedded, client: Client, tmp_path: Path) -> None:
     embedded.start_worker()
+    embedded.forget_node_history()  # two restarts, each excluding a node: earlier suspects would starve it
     script = embedded.job_script("whatif")
     (script.parent / "train.py").write_text(FLAKY_GPU_JOB)
     spec = await start(client, script)
