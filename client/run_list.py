@@ -6,13 +6,13 @@ attributes, so the server does the finding; only `--since` is refined here (see 
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from pydantic import BaseModel, ConfigDict, Field
 from temporalio.client import Client
 
 from recovery.client.cli_options import whole_number
-from recovery.client.runs import RunError, iter_runs
+from recovery.client.runs import RunError, iter_runs, visibility_time
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import RunState, RunSummary
 from recovery.workflows.policy import parse_duration
@@ -110,12 +110,8 @@ def visibility_query(run_filter: RunFilter, now: datetime) -> str:
     if run_filter.job_id is not None:
         clauses.append(f'{sa.JOB_IDS.name} = "{run_filter.job_id}"')  # a KeywordList matches any member
     if run_filter.since is not None:
-        clauses.append(f'StartTime >= "{_rfc3339(now - run_filter.since)}"')
+        clauses.append(f'StartTime >= "{visibility_time(now - run_filter.since)}"')
     return " AND ".join(clauses)
-
-
-def _rfc3339(at: datetime) -> str:
-    return at.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 async def find_runs(client: Client, run_filter: RunFilter, now: datetime) -> list[RunSummary]:

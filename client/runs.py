@@ -6,7 +6,7 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from temporalio.api.operatorservice.v1 import ListSearchAttributesRequest
@@ -284,3 +284,8 @@ async def _describe(
         if e.status == RPCStatusCode.NOT_FOUND:
             raise RunError(f"no run {run_id!r}") from None
         raise
+
+
+def visibility_time(at: datetime) -> str:
+    """A time as Temporal's visibility queries take it (`StartTime >= "2026-12-01T10:00:00Z"`)."""
+    return at.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")

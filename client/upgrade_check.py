@@ -8,11 +8,12 @@ Read-only: it starts, signals and changes nothing.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from temporalio.client import Client, WorkflowHistory
 
 from recovery.client.replay import WORKFLOWS, HistoryFetchError, ReplayFailure, replay, stream_histories
+from recovery.client.runs import visibility_time
 from recovery.workflows.models import Model
 
 
@@ -33,7 +34,7 @@ def query_for(closed_since: timedelta, now: datetime, task_queue: str) -> str:
     """Open executions of every workflow type a worker runs on this task queue (the runs these
     workers will replay), and those closed since then."""
     types = " OR ".join(f'WorkflowType = "{w.__name__}"' for w in WORKFLOWS)
-    since = (now - closed_since).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    since = visibility_time(now - closed_since)
     if '"' in task_queue:
         raise HistoryFetchError(f"task queue {task_queue!r}: a name with a double quote cannot be queried")
     return f'({types}) AND TaskQueue = "{task_queue}" AND (ExecutionStatus = "Running" OR CloseTime > "{since}")'

@@ -15,7 +15,7 @@ import json
 import os
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from temporalio.converter import DataConverter
 from recovery.client.connection import resolve
 from recovery.client.history_failures import HistoryError, RecordedFailure, RunFailures, failures_of
 from recovery.client.replay import fetch_histories
+from recovery.client.runs import visibility_time
 from recovery.client.temporal_client import temporal_config
 from recovery.workflows.decide import decide
 from recovery.workflows.models import TRAINING_RUN, Advice, Model, Operation
@@ -116,8 +117,7 @@ def offline_converter() -> DataConverter:
 def query_for(since: datetime | None, runs: Sequence[str]) -> str:
     parts = [f'WorkflowType = "{TRAINING_RUN}"']
     if since is not None:
-        stamp = since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        parts.append(f'(ExecutionStatus = "Running" OR CloseTime > "{stamp}")')
+        parts.append(f'(ExecutionStatus = "Running" OR CloseTime > "{visibility_time(since)}")')
     if runs:
         bad = [r for r in runs if '"' in r or "\\" in r]
         if bad:

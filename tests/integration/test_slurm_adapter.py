@@ -36,12 +36,12 @@ from recovery.activities.schedulers.slurm_factory import Backend, SlurmBackend, 
 from recovery.activities.schedulers.slurm_pyslurm import PyslurmScheduler
 from recovery.activities.schedulers.slurmrestd import RestSlurmScheduler
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
+from tests.conftest import need
 
 if TYPE_CHECKING:
     from tests.integration.conftest import SlurmDevCluster
 
 pytestmark = pytest.mark.slow
-IN_CI = os.environ.get("CI", "").lower() == "true"
 BACKENDS: list[Backend] = ["commands", "pyslurm", "rest"]
 T = TypeVar("T")
 SCRIPT = Path(__file__).resolve().parents[2] / "deploy" / "slurm-dev-cluster"
@@ -90,22 +90,15 @@ def cluster_release() -> str:
     return out.stdout.split()[-1]
 
 
-def _missing(what: str) -> None:
-    if IN_CI:
-        pytest.fail(f"{what}, and CI must run this test", pytrace=False)
-    pytest.skip(what)
-
-
 def make(backend: Backend, slurm_cluster: SlurmDevCluster, timeout: float = 30.0) -> SlurmBackend:
     """The backend under test, as the worker's factory makes it (skipped where it cannot run)."""
     if backend == "pyslurm":
         release = cluster_release()
         if not release.startswith("25.11"):
             pytest.skip(f"pyslurm builds for Slurm 25.11 only; the dev cluster runs {release}")
-        if importlib.util.find_spec("pyslurm") is None:
-            _missing("pyslurm is not installed (pip install '.[slurm]' against Slurm 25.11)")
-    if backend == "rest" and not slurm_cluster.restd_socket:
-        _missing("the dev cluster runs no slurmrestd")
+        need(importlib.util.find_spec("pyslurm") is not None, "pyslurm (pip install '.[slurm]' against Slurm 25.11)")
+    if backend == "rest":
+        need(bool(slurm_cluster.restd_socket), "the dev cluster's slurmrestd")
     return make_slurm_scheduler(backend, restd_socket=slurm_cluster.restd_socket, timeout=timeout)
 
 
