@@ -6,6 +6,7 @@ import pytest
 
 from recovery.activities.signatures import dialect
 from recovery.activities.signatures.catalog import builtin_catalog
+from recovery.activities.signatures.diagnosis import LogDiagnoser
 from recovery.activities.signatures.tables import (
     Lookup,
     TableError,
@@ -17,7 +18,7 @@ from recovery.activities.signatures.tables import (
     signature_entries,
 )
 
-FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container"}
+FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container", "rocm"}
 
 
 def test_every_family_is_built_in_and_names_its_source() -> None:
@@ -55,6 +56,53 @@ def test_cuda_errors_are_read_by_message_name_and_number() -> None:
     names = {e["name"] for e in cuda.entries}
     assert {"cudaErrorIllegalAddress", "cudaErrorMemoryAllocation", "cudaErrorECCUncorrectable"} <= names
     assert len(cuda.entries) >= 90  # every cudaError_t of the runtime, not a hand-picked few
+
+
+def _read(line: str) -> tuple[str, str] | None:
+    """The signature that speaks for one line, and its category (None when nothing matches)."""
+    diagnoser = LogDiagnoser()
+    diagnoser.feed((line + "\n").encode())
+    diagnoser.finish()
+    result = diagnoser.diagnosis()
+    return (result.evidence[0].signature or "", result.category) if result.evidence else None
+
+
+# Real lines from public threads (ROCm, GPTQModel, Kaldi and LLaMA-Factory issues).
+@pytest.mark.parametrize(
+    ("line", "signature", "category"),
+    [
+        (
+            "HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reason :GPU Hang",
+            "rocm-hw-exception-gpu-hang",
+            "hardware",
+        ),
+        (
+            "Memory access fault by GPU node-1 (Agent handle: 0x556e9b7e3360) on address 0x7f52c3f5f000."
+            " Reason: Page not present or supervisor privilege.",
+            "rocm-memory-access-fault",
+            "unknown",
+        ),
+        ("RuntimeError: HIP error: an illegal memory access was encountered", "cuda-illegal-address", "unknown"),
+        (
+            "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+            "cuda-no-kernel-image-for-device",
+            "system_software",
+        ),
+        (
+            'ERROR (nnet3-train[5.4]:CopyToVec():cu-vector.cc:899) cudaError_t 4 : "unspecified launch failure"'
+            " returned from 'cudaMemcpy(dst->Data(), this->data_, sizeof(Real) * dim_, cudaMemcpyDeviceToHost)'",
+            "cuda-launch-failure",
+            "unknown",
+        ),
+        ("[rank0]: Cuda failure 802 'system not yet initialized'", "cuda-system-not-ready", "system_software"),
+    ],
+)
+def test_rocm_hip_and_older_cuda_print_formats_are_read(line: str, signature: str, category: str) -> None:
+    assert _read(line) == (signature, category)
+
+
+def test_an_nccl_info_line_quoting_a_cuda_failure_is_not_one() -> None:
+    assert _read("gpu3:4242:4242 [0] NCCL INFO Cuda failure 'operation not supported'") is None
 
 
 def test_lookup_tables_answer_by_name_and_by_other_spellings() -> None:
