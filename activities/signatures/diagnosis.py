@@ -180,7 +180,7 @@ class LogDiagnoser:
             # more places (`srun: error: c002: task 0: Killed` is srun's, not a bare `Killed`).
             best = max(signatures, key=self._rank_on_line)
             self._add_candidate(best, siblings=[m for m in signatures if m is not best])
-        if structure and structure[0].pattern != "struct:traceback":
+        if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         if signatures or structure:
             return None
@@ -291,17 +291,31 @@ class LogDiagnoser:
 
     def _tiers(self) -> list[_Candidate]:
         """The candidates that may speak, by tier: signatures' root causes; else uncaught
-        exceptions no signature knew (a bare one only at the log's end); else cascades."""
+        exceptions no signature knew (a bare one only at the log's end, as a traceback the log
+        ends inside); else cascades."""
         tail = self.scanner.lines - BARE_EXCEPTION_TAIL
         # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
         # its peers still tell a network error who went away.
         live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
+        if not roots and not fallbacks:
+            progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
+            fallbacks = self._unfinished(max(tail, progressed))
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
         return roots or fallbacks or told or live
+
+    def _unfinished(self, after: int) -> list[_Candidate]:
+        """A log that ends inside a traceback (cut off before its exception line) died of it."""
+        found = []
+        for uncaught in self._tracebacks.unfinished(after):
+            signature = uncaught_signature(uncaught)
+            if not signature.cascade:
+                writer = self._writer(uncaught.match)
+                found.append(_Candidate(uncaught.match, signature, writer, self.max_step, fallback=True))
+        return found
 
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
@@ -409,7 +423,7 @@ def uncaught_signature(uncaught: Uncaught) -> Signature:
     """A signature standing for an exception class, from the exceptions table (else `unknown`).
     Built without validation: it has no pattern of its own, the structure found its line."""
     fact = uncaught.fact
-    what = f"the program ended in an uncaught {uncaught.name}"
+    what = f"the program ended in an uncaught {uncaught.name or 'exception (the log ends inside its traceback)'}"
     return Signature.model_construct(
         id="uncaught-exception",
         description=f"{what} ({fact.description})" if fact else f"{what}, a class no table knows",
