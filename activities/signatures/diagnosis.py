@@ -390,9 +390,21 @@ def _unwinding(match: LineMatch) -> bool:
     return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
 
 
+# An exception line whose message starts on the next line (`AssertionError: ` then the text, as
+# Python prints a message that begins with a line break): the lines after it are its message.
+_EMPTY_MESSAGE = re.compile(r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_\w+)?:?\s*$")
+MESSAGE_LINES = 3
+
+
 def _winner(pool: list[_Candidate]) -> _Candidate:
-    """The earliest root cause (on one line, the higher priority), unless a node fault explains it."""
+    """The earliest root cause (on one line, the higher priority), unless a node fault explains it.
+    An exception line with no message of its own gives way to a root cause its message lines hold."""
     first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
+    if _EMPTY_MESSAGE.search(first.match.text):
+        end = first.match.line + MESSAGE_LINES
+        told = [c for c in pool if first.match.line < c.match.line <= end and not c.signature.cascade]
+        if told:
+            first = min(told, key=lambda c: (c.match.line, -c.signature.priority))
     if first.signature.category not in EXPLAINED_BY_HARDWARE:
         return first
     faults = [c for c in pool if c.signature.category == "hardware" and c.signature.exclude and not c.fallback]

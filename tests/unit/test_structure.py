@@ -290,3 +290,22 @@ def test_the_words_of_a_class_name() -> None:
     assert class_words("KVCacheOutOfMemoryError") == ["kv", "cache", "out", "of", "memory", "error"]
     assert exception_fact("KVCacheOutOfMemoryError").category == "out_of_memory"  # type: ignore[union-attr]
     assert exception_fact("ShardServerGoneError") is None
+
+
+def test_an_exception_whose_message_starts_on_the_next_line_is_told_by_that_message() -> None:
+    # Lightning under Slurm (ai4d-iasc/trixie): PyTorch's driver check raises AssertionError with a
+    # message that begins with a line break.
+    log = (
+        "Testing: 100% 2/2 [00:00<00:00,  5.64it/s]\n"
+        "Traceback (most recent call last):\n"
+        '  File "fc_model_additive.py", line 279, in <module>\n'
+        "    main()\n"
+        "AssertionError: \n"
+        "The NVIDIA driver on your system is too old (found version 10010).\n"
+        "Please update your GPU driver by downloading and installing a new\n"
+    )
+    result = diagnose(log)
+    assert (result.category, result.retryable) == ("system_software", True)
+    assert result.evidence[0].line == 6
+    own = diagnose(log.replace("AssertionError: \n", "AssertionError: shapes differ\n"))
+    assert own.category == "application"  # with a message of its own, the exception line speaks
