@@ -67,7 +67,17 @@ ELASTIC_PATTERNS = [
     ("elastic:signal", r"\btraceback\s*: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
-EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS
+# nvidia-smi's table row of a GPU: its index, then (after the name) its PCI bus id with an
+# 8-digit domain (`|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |`). A log that
+# holds the table maps the bus ids the driver's messages name to the indices the user knows.
+GPU_PATTERNS = [
+    (
+        "gpu:smi-row",
+        r"^\|\s+(?P<gpu>\d{1,2})\s+[^|]{1,60}\|\s+(?:0000)?(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})\.\d\s",
+    )
+]
+MAX_GPUS = 256
+EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
@@ -138,6 +148,7 @@ class LogDiagnoser:
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
+        self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -183,6 +194,10 @@ class LogDiagnoser:
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         if signatures or structure:
+            return None
+        if matches[0].pattern == "gpu:smi-row":
+            if len(self._gpu_index) < MAX_GPUS:
+                self._gpu_index[matches[0].groups["pci"].lower()] = f"gpu{matches[0].groups['gpu']}"
             return None
         elastic = [m for m in matches if m.pattern.startswith("elastic:")]
         if elastic:
@@ -345,6 +360,7 @@ class LogDiagnoser:
                     found.add_groups(other.match.groups)
                     found.add_context(other.context)
         found.map_ranks(self.layout)
+        found.map_gpus(self._gpu_index)
         # The winning line first, then its context in log order.
         context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)
         explanation = _sentence(sig, found, len(self._pending) - 1)

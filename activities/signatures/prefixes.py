@@ -11,6 +11,8 @@
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
+    NVRM: GPU0 nvAssertFailedNoLog: ...  the NVIDIA driver names the GPU it speaks of (GPU 0)
+    NVRM: GPU 0000:3b:00.0: ...          ... or its PCI bus id
 
 Only the first few hundred characters are looked at, with anchored patterns, so this is cheap
 and cannot be slowed down by long lines.
@@ -34,6 +36,9 @@ _RANK = re.compile(r"\[rank(\d{1,6})\]:")
 # that is the rank that hit the error (for a timeout it is a victim, but cascades do not use it).
 _MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]{0,40}?)?Rank (\d{1,6})\]")
 _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
+# The NVIDIA driver's messages about one GPU: `NVRM: GPU0 ...` (open-gpu-kernel-modules'
+# per-GPU NV_PRINTF prefix), `NVRM: GPU 0000:3b:00.0: ...` and `NVRM: GPU at PCI:0000:3b:00: ...`.
+_NVRM_GPU = re.compile(r"NVRM: GPU(?:(\d{1,3})\b| (?:at PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}))")
 _NCCL = re.compile(r"(?:^|[\s\]:])([A-Za-z][\w.-]{0,62}):\d{1,9}:\d{1,9} \[\d{1,3}\]")
 _SYSLOG = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S{0,20})"  # the time
@@ -57,6 +62,7 @@ class LineContext:
     host: str | None = None
     local_rank: int | None = None
     severity: str | None = field(default=None, compare=False)  # I, W, E or F from a glog-style prefix
+    gpu: str | None = field(default=None, compare=False)  # `gpu0` or a PCI bus id `0000:3b:00`
 
     @property
     def warning(self) -> bool:
@@ -87,7 +93,14 @@ def line_context(text: str) -> LineContext:
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
         severity=severity.group(1) if severity else None,
+        gpu=_gpu(head),
     )
+
+
+def _gpu(head: str) -> str | None:
+    if "NVRM" not in head or (m := _NVRM_GPU.search(head)) is None:
+        return None
+    return f"gpu{m.group(1)}" if m.group(1) is not None else m.group(2).lower()
 
 
 def line_rank(text: str) -> int | None:

@@ -436,3 +436,29 @@ def test_the_kubernetes_device_plugin_names_the_lost_gpu() -> None:
         "job-2q6ld   0/1     UnexpectedAdmissionError   0          4s\n"
     )
     assert (d.category, d.implicated.gpus) == ("hardware", ["gpu5"])
+
+
+# Real lines: the NVIDIA open kernel module's per-GPU checks (NVIDIA/open-gpu-kernel-modules) and
+# an nvidia-smi table (lyulyul/shine-cluster) beside an Xid naming a bus id.
+def test_the_nvidia_driver_names_the_gpu_it_speaks_of() -> None:
+    assert line_context("Jun 12 16:31:50 fedora-box kernel: NVRM: GPU0 nvCheckFailedNoLog: Check failed").gpu == "gpu0"
+    assert line_context("NVRM: GPU 0000:3B:00.0: RmInitAdapter failed! (0x26:0xffff:1517)").gpu == "0000:3b:00"
+    assert line_context("[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered").gpu is None
+    log = (
+        "Jun 12 16:31:50 fedora-box kernel: NVRM: GPU0 nvCheckOkFailedNoLog: Check failed: Reset required"
+        " [NV_ERR_RESET_REQUIRED] (0x00000062) returned from _gpushareddataSendDataPollRpc(pGpu, polle\n"
+        "Jun 12 16:31:51 fedora-box kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: (status == NV_OK)\n"
+    )
+    assert "gpu0" in diagnose(log).implicated.gpus
+
+
+def test_a_bus_id_is_also_named_by_the_index_nvidia_smis_table_gives_it() -> None:
+    log = (
+        "|   0  GeForce RTX 208...  On   | 00000000:1A:00.0 Off |                  N/A |\n"
+        "| 27%   24C    P8     1W / 260W |      1MiB / 11019MiB |      0%      Default |\n"
+        "|   1  GeForce RTX 208...  On   | 00000000:1B:00.0 Off |                  N/A |\n"
+        "[  170.053881] NVRM: Xid (PCI:0000:1b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    )
+    result = diagnose(log)
+    assert result.category == "hardware"
+    assert set(result.implicated.gpus) == {"0000:1b:00", "gpu1"}
