@@ -6,7 +6,7 @@ import pytest
 
 from recovery.activities.signatures import dialect
 from recovery.activities.signatures.catalog import builtin_catalog
-from recovery.activities.signatures.diagnosis import LogDiagnoser
+from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
 from recovery.activities.signatures.tables import (
     Lookup,
     TableError,
@@ -18,7 +18,7 @@ from recovery.activities.signatures.tables import (
     signature_entries,
 )
 
-FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container", "rocm"}
+FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container", "rocm", "mpi"}
 
 
 def test_every_family_is_built_in_and_names_its_source() -> None:
@@ -58,12 +58,16 @@ def test_cuda_errors_are_read_by_message_name_and_number() -> None:
     assert len(cuda.entries) >= 90  # every cudaError_t of the runtime, not a hand-picked few
 
 
+def _diagnosis(log: str) -> LogDiagnosis:
+    diagnoser = LogDiagnoser()
+    diagnoser.feed(log.encode())
+    diagnoser.finish()
+    return diagnoser.diagnosis()
+
+
 def _read(line: str) -> tuple[str, str] | None:
     """The signature that speaks for one line, and its category (None when nothing matches)."""
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((line + "\n").encode())
-    diagnoser.finish()
-    result = diagnoser.diagnosis()
+    result = _diagnosis(line + "\n")
     return (result.evidence[0].signature or "", result.category) if result.evidence else None
 
 
@@ -99,6 +103,45 @@ def _read(line: str) -> tuple[str, str] | None:
 )
 def test_rocm_hip_and_older_cuda_print_formats_are_read(line: str, signature: str, category: str) -> None:
     assert _read(line) == (signature, category)
+
+
+# Real MPI endings (a PLUMED CI log; GPUMD and Quantum ESPRESSO users' logs; the Open MPI list).
+MPI_ENDINGS = [
+    (
+        "[fv-az1542-52:07730] *** End of error message ***\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun noticed that process rank 1 with PID 0 on node fv-az1542-52 exited on signal 6 (Aborted).\n",
+        {"ranks": [1], "nodes": ["fv-az1542-52"]},
+    ),
+    (
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        "=   RANK 1 PID 65033 RUNNING AT mommint\n"
+        "=   KILLED BY SIGNAL: 9 (Killed)\n"
+        "===================================================================================\n",
+        {"ranks": [1], "nodes": ["mommint"]},
+    ),
+    (
+        "MPI_ABORT was invoked on rank 52 in communicator MPI_COMM_WORLD\n"
+        "with errorcode 0.\n"
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n",
+        {"ranks": [52], "nodes": []},
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "where"), MPI_ENDINGS)
+def test_mpi_launchers_name_the_rank_and_node_that_died(log: str, where: dict[str, list[object]]) -> None:
+    result = _diagnosis(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+    assert result.implicated.ranks == where["ranks"] and result.implicated.nodes == where["nodes"]
+
+
+def test_a_ranks_own_error_before_the_launchers_summary_speaks() -> None:
+    log = "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n" + MPI_ENDINGS[0][0]
+    result = _diagnosis(log)
+    assert (result.evidence[0].signature, result.category) == ("cuda-ecc-uncorrectable", "hardware")
 
 
 def test_an_nccl_info_line_quoting_a_cuda_failure_is_not_one() -> None:
