@@ -9,7 +9,9 @@
     node7: ...                           pdsh/clush host prefix (with a digit in it)
     slurmstepd-node7: error: ...         Slurm's step daemon, built for several slurmd per host
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
-    (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes
+    (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
+    [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
+    [rank: 3] ...                        Lightning's rank-prefixed messages
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
     NVRM: GPU0 nvAssertFailedNoLog: ...  the NVIDIA driver names the GPU it speaks of (GPU 0)
     NVRM: GPU 0000:3b:00.0: ...          ... or its PCI bus id
@@ -48,7 +50,15 @@ _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
 # Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
-_ENGINE_RANK = re.compile(r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]")
+# vLLM's V1 workers are `(Worker_TP1 pid=530)`, `(Worker_PP0_TP1 pid=...)`: with pipeline stages
+# the TP index is a global rank only on the first stage.
+_ENGINE_RANK = re.compile(
+    r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]"
+    r"|\((?:VllmWorker|Worker)(?:_PP0)?_TP(\d{1,5}) pid=\d+\)"
+)
+# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD) and Lightning's
+# rank_prefixed_message (`[rank: 3] ...`).
+_TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: (\d{1,6})\]")
 
 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
@@ -82,7 +92,9 @@ def line_context(text: str) -> LineContext:
         rank, head = int(m.group(1)), head[m.end() :]
     elif ((m := _PDSH.match(head)) and _named(m.group(1))) or (m := _RAY.match(head)):
         host, head = m.group(1).removeprefix(_STEPD) or m.group(1), head[m.end() :]
-    if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head)):
+    if rank is None and (
+        m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head) or _TAGGED_RANK.search(head)
+    ):
         rank = int(next(g for g in m.groups() if g is not None))
     local = _LOCAL.search(head)
     if host is None:
@@ -108,8 +120,8 @@ def line_rank(text: str) -> int | None:
     head = text[:_HEAD]
     if m := _SRUN.match(head):
         return int(m.group(1))
-    m = _RANK.search(head)
-    return int(m.group(1)) if m else None
+    m = _RANK.search(head) or _TAGGED_RANK.search(head)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
 
 
 def _host(head: str) -> str | None:

@@ -301,6 +301,12 @@ def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
         ("(VllmWorker rank=3 pid=811) ERROR x", LineContext(rank=3)),
         ("[2026-01-12 10:57:43 TP5] Scheduler hit an exception", LineContext(rank=5)),
         ("[2026-01-12 10:57:43 DP1 TP2] x", LineContext(rank=2)),
+        # vLLM V1's workers, Open MPI's --tag-output (Horovod under mpirun), Lightning's rank prefix.
+        ("(Worker_TP1 pid=3534) ERROR 10-11 22:28:17 [multiproc_executor.py:694] RuntimeError: x", LineContext(rank=1)),
+        ("(Worker_PP0_TP3 pid=88241) ERROR x", LineContext(rank=3)),
+        ("(Worker_PP1_TP3 pid=88241) ERROR x", LineContext()),
+        ("[1,3]<stderr>:Traceback (most recent call last):", LineContext(rank=3)),
+        ("[rank: 2] Seed set to 42", LineContext(rank=2)),
     ],
 )
 def test_line_context(line: str, expected: LineContext) -> None:
