@@ -359,6 +359,13 @@ class LogDiagnoser:
                 if other is not winner and not other.signature.cascade and other.signature.category == sig.category:
                     found.add_groups(other.match.groups)
                     found.add_context(other.context)
+        if sig.cascade and not (found.ranks or found.nodes or found.peers):
+            # Follow-on errors alone: what a cascade's groups name is the failed party (never the
+            # rank reporting), so another's (`Process name: [[29973,1],0]` after Open MPI's
+            # "exited with non-zero status") says where the first one happened.
+            for other in self._pending:
+                if other is not winner and other.signature.cascade and not other.context.warning:
+                    found.add_groups(other.match.groups)
         found.map_ranks(self.layout)
         found.map_gpus(self._gpu_index)
         # The winning line first, then its context in log order.

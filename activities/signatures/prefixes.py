@@ -7,6 +7,7 @@
     Mar  3 12:34:56 node7 kernel: ...    syslog (also ISO timestamps)
     [node7] ...                          a bracketed host name (with a digit in it)
     node7: ...                           pdsh/clush host prefix (with a digit in it)
+    [node7:12345:0] ...                  UCX's and Open MPI's host:pid(:tid) prefix
     slurmstepd-node7: error: ...         Slurm's step daemon, built for several slurmd per host
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
@@ -47,6 +48,11 @@ _SYSLOG = re.compile(
     r" ([\w.-]{1,63}) [\w./-]{1,40}(?:\[\d+\])?: "  # host, then program[pid]:
 )
 _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
+# UCX's `[host:pid:tid]` (`[1659624398.917405] [node7:12345:0]`) and Open MPI's `[host:pid]`,
+# structured prefixes whose first field is the host whatever its name (not a `file.py:line`).
+_HOST_PID = re.compile(
+    r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])([A-Za-z][\w.-]{0,62}):\d{1,9}(?::\d{1,9}){0,2}\]"
+)
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
 # Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
@@ -130,6 +136,8 @@ def _host(head: str) -> str | None:
     if m := _SYSLOG.match(head):
         return m.group(1)
     if (m := _BRACKET.match(head)) and _named(m.group(1)) and not m.group(1).startswith(("rank", "default")):
+        return m.group(1)
+    if m := _HOST_PID.match(head) or _HOST_PID.search(head[:64]):
         return m.group(1)
     return None
 

@@ -307,6 +307,10 @@ def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
         ("(Worker_PP1_TP3 pid=88241) ERROR x", LineContext()),
         ("[1,3]<stderr>:Traceback (most recent call last):", LineContext(rank=3)),
         ("[rank: 2] Seed set to 42", LineContext(rank=2)),
+        # UCX's host:pid:tid and Open MPI's host:pid prefixes name the host whatever its name.
+        ("[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded", LineContext(host="master")),
+        ("[fv-az1542-52:07730] *** End of error message ***", LineContext(host="fv-az1542-52")),
+        ("[engine.py:1234] x", LineContext()),
     ],
 )
 def test_line_context(line: str, expected: LineContext) -> None:

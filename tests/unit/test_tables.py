@@ -128,6 +128,16 @@ MPI_ENDINGS = [
         "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n",
         {"ranks": [52], "nodes": []},
     ),
+    (  # horovod/horovod#1421: only the launcher's notices; the first failed process is rank 0
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n"
+        "\n"
+        "  Process name: [[29973,1],0]\n"
+        "  Exit code:    1\n",
+        {"ranks": [0], "nodes": []},
+    ),
 ]
 
 
@@ -142,6 +152,17 @@ def test_a_ranks_own_error_before_the_launchers_summary_speaks() -> None:
     log = "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n" + MPI_ENDINGS[0][0]
     result = _diagnosis(log)
     assert (result.evidence[0].signature, result.category) == ("cuda-ecc-uncorrectable", "hardware")
+
+
+def test_ucx_transport_errors_are_the_network_of_the_host_that_logged_them() -> None:
+    # openucx/ucx#5199 (UCX 1.8 prints the completion error after file and line only)
+    log = (
+        "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB"
+        " (synd 0x15 vend 0x81 hw_synd 0/0)\n"
+        "[master:19546:0:19546] ib_mlx5_log.c:139  DCI QP 0xa9f wqe[0]: SEND s-e [rqpn 0xa66 rlid 703] [inl len 18]\n"
+    )
+    result = _diagnosis(log)
+    assert (result.category, result.retryable, result.implicated.nodes) == ("network", True, ["master"])
 
 
 def test_an_nccl_info_line_quoting_a_cuda_failure_is_not_one() -> None:
