@@ -62,6 +62,24 @@ def exception_fact(name: str) -> Fact | None:
     return table.get(name) or table.get(own) or _by_words(own)
 
 
+# A canonical status code at the head of a message (`XlaRuntimeError: UNAVAILABLE: ...`) or
+# named by gRPC (`status = StatusCode.UNAVAILABLE`).
+_STATUS = re.compile(r"(?:Error|Exception): (?:[\w.]+: )?([A-Z][A-Z_]{4,24}): |\bStatusCode\.([A-Z][A-Z_]{4,24})\b")
+
+
+def status_fact(text: str) -> Fact | None:
+    """What the message's canonical status code says, for a class whose message decides."""
+    if (m := _STATUS.search(text)) is None:
+        return None
+    code = m.group(1) or m.group(2)
+    fact = lookup("status-codes").get(code)
+    if fact is None:
+        return None
+    return Fact(
+        code, f"{fact.description} (the status code of the message)", fact.category, fact.retryable, fact.cascade
+    )
+
+
 # A name's words: runs of capitals before a capitalised word (`NVML` in `NVMLError`), capitalised
 # or lower-case words, digits; underscores and dots separate.
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|\d+")
@@ -119,6 +137,8 @@ class Tracebacks:
             return Uncaught(match, name, fact, traceback=True)
         if (inner := match.groups.get("inner")) and (fact is None or fact.cascade):
             name, fact = inner, exception_fact(inner)  # a wrapper speaks for what it wraps
+        if fact is not None and fact.fields is not None and fact.fields.get("by_message"):
+            fact = status_fact(match.text) or fact
         opened = self._open.pop(writer, None)
         closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
         return Uncaught(match, name, fact, traceback=closes)

@@ -309,3 +309,27 @@ def test_an_exception_whose_message_starts_on_the_next_line_is_told_by_that_mess
     assert result.evidence[0].line == 6
     own = diagnose(log.replace("AssertionError: \n", "AssertionError: shapes differ\n"))
     assert own.category == "application"  # with a message of its own, the exception line speaks
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INVALID_ARGUMENT: Buffer has been deleted or donated.",
+            "application",
+            False,
+        ),
+        (
+            "XlaRuntimeError: UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address",
+            "network",
+            True,
+        ),
+        ("jaxlib.xla_extension.XlaRuntimeError: something without a status code", "unknown", True),
+    ],
+)
+def test_a_class_whose_message_decides_is_read_by_the_status_code_heading_it(
+    line: str, category: str, retryable: bool
+) -> None:
+    # Real JAX errors (a reinforcement-learning run's donated buffer; a GKE IFRT proxy connection)
+    result = diagnose(traceback(line))
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
