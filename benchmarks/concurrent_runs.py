@@ -171,10 +171,19 @@ class Sampler:
 # --- the pieces it starts ----------------------------------------------------------------
 
 
-def start_worker(home: Path, n: int) -> subprocess.Popen[bytes]:
+# A worker watches 1,000 runs at most by default (config `max_runs`, of the observer's version).
+DEFAULT_MAX_RUNS = 1000
+
+
+def start_worker(home: Path, n: int, runs: int) -> subprocess.Popen[bytes]:
     log = (home / f"worker{n}.log").open("ab")
+    argv = [sys.executable, "-m", "recovery.worker", "worker"]
+    if runs > DEFAULT_MAX_RUNS:
+        config = home / "worker.yaml"
+        config.write_text(f"max_runs: {runs + 500}\n")
+        argv += ["--config", str(config)]
     return subprocess.Popen(
-        [sys.executable, "-m", "recovery.worker", "worker"],
+        argv,
         cwd=CODE,
         stdin=subprocess.DEVNULL,
         stdout=log,
@@ -415,7 +424,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     server.start(timeout=60)
     rig.cluster = True
     local_cluster.start(args.runs + 2 * args.burst + 8, timeout=120)
-    rig.workers.append(start_worker(rig.home, 1))
+    rig.workers.append(start_worker(rig.home, 1, args.runs))
     client = await connect()
     script = write_job(rig.home, args.progress_every)
 
@@ -435,7 +444,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     phases: list[Phase] = []
     for n, group in ((1, victims[0::2]), (2, victims[1::2])):
         if n == 2:
-            rig.workers.append(start_worker(rig.home, 2))
+            rig.workers.append(start_worker(rig.home, 2, args.runs))
             pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
             await asyncio.sleep(15)  # it connects and polls
         print(f"{n} worker(s): steady state for {args.window:.0f}s", flush=True)
