@@ -8,6 +8,8 @@ import asyncio
 import json
 import signal
 import sys
+import time
+import uuid
 from pathlib import Path
 
 from temporalio.client import Client
@@ -164,3 +166,84 @@ def test_a_bad_pipeline_file_starts_nothing(embedded: Embedded) -> None:
         f"recovery: {path}:7: the stages' needs form a cycle: train -> eval -> train"
     ]
     assert embedded.recovery("list", "--json").stdout == before  # nothing was started
+
+
+# A one-node job that runs until its gate file exists, so a test decides when it ends.
+GATED = """\
+#!/bin/bash
+#SBATCH --nodes=1
+set -euo pipefail
+echo "start {name}" >> "$SLURM_SUBMIT_DIR/order.log"
+while [ ! -e "$SLURM_SUBMIT_DIR/go-{name}" ]; do sleep 0.1; done
+echo "end {name}" >> "$SLURM_SUBMIT_DIR/order.log"
+"""
+
+
+def gated_scripts(embedded: Embedded, *names: str) -> Path:
+    workdir = embedded.home / "jobs" / f"chain-{uuid.uuid4().hex[:6]}"
+    workdir.mkdir(parents=True)
+    for name in names:
+        (workdir / f"{name}.sbatch").write_text(GATED.format(name=name))
+    return workdir
+
+
+async def pipeline_detail(client: Client, pipeline_id: str) -> str:
+    status = await client.get_workflow_handle(pipeline_id).query("status", result_type=PipelineStatus)
+    return status.stages[0].detail
+
+
+async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded: Embedded, client: Client) -> None:
+    embedded.stop_workers()  # the doomed worker is the only one: no other carries on for it
+    doomed = embedded.start_worker()
+    workdir = gated_scripts(embedded, "first", "second", "third")
+    (workdir / "go-second").touch()
+    first = embedded.recovery("submit", "--json", "first.sbatch", cwd=workdir)
+    assert first.returncode == 0, first.stderr
+    first_run = json.loads(first.stdout)["run"]
+
+    unknown = embedded.recovery("submit", "--json", "--after", f"{first_run},nope-123", "second.sbatch", cwd=workdir)
+    assert unknown.returncode != 0 and unknown.stdout == ""
+    assert unknown.stderr.strip().splitlines() == ["recovery: --after: no run 'nope-123'; nothing was started"]
+
+    done = embedded.recovery("submit", "--json", "--after", first_run, "second.sbatch", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    chained = json.loads(done.stdout)
+    run = chained["run"]
+    assert chained["workflow_id"] == run and chained["job_id"] is None and chained["scheduler"] == "local"
+    assert chained["after"] == [first_run] and chained["stages"] == {"run": f"{run}.run"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (await pipeline_detail(client, run)).startswith("waits for"):
+        await asyncio.sleep(0.1)
+    assert await pipeline_detail(client, run) == f"waits for {first_run} to complete"
+    doomed.send_signal(signal.SIGKILL)  # while the chained run waits
+    assert wait_for(lambda: doomed.poll() is not None, timeout=10)
+    embedded.start_worker()
+    assert "second" not in (workdir / "order.log").read_text()  # nothing ran before the first ended
+    (workdir / "go-first").touch()
+    result: PipelineStatus = await client.get_workflow_handle(run, result_type=PipelineStatus).result()
+    assert result.pipeline.state == "completed"
+    assert [(a.kind, a.detail) for a in result.actions] == [("dag_release", f"{first_run} completed")]
+    assert (workdir / "order.log").read_text().splitlines() == [
+        "start first",
+        "end first",
+        "start second",
+        "end second",
+    ]
+
+    # A run it follows that is cancelled cancels the chained run, which says so; its job never ran.
+    third = embedded.recovery("submit", "--json", "third.sbatch", cwd=workdir)
+    assert third.returncode == 0, third.stderr
+    third_run = json.loads(third.stdout)["run"]
+    done = embedded.recovery("submit", "--json", "--after", third_run, "second.sbatch", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    cancelled_run = json.loads(done.stdout)["run"]
+    assert embedded.recovery("cancel", third_run, "--kill-job").returncode == 0
+    result = await client.get_workflow_handle(cancelled_run, result_type=PipelineStatus).result()
+    assert result.pipeline.state == "cancelled"
+    assert (
+        result.stages[0].state == "cancelled" and result.stages[0].detail == f"follows {third_run}, which was cancelled"
+    )
+    shown = embedded.recovery("status", cancelled_run)
+    assert shown.returncode == 0 and f"follows {third_run}, which was cancelled" in shown.stdout
+    assert (workdir / "order.log").read_text().count("start second") == 1
+    embedded.stop_workers()
