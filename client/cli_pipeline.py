@@ -11,6 +11,7 @@ from recovery.client import pipelines, run_chain
 from recovery.client.config import TemporalConfig
 from recovery.client.console import print_json
 from recovery.client.pipeline_file import PipelineError, load_pipeline
+from recovery.client.pipeline_view import pipeline_timeline
 from recovery.client.runs import RunError
 from recovery.client.temporal_client import connect
 from recovery.workflows.models import RunSpec
@@ -73,9 +74,9 @@ async def submit_chained(
 async def show_status(client: Client, pipeline_id: str, as_json: bool, watch: bool = False) -> int:
     if watch:
         raise RunError(f"{pipeline_id!r} is a pipeline: --watch follows one run; watch a stage's run instead")
-    status = await pipelines.pipeline_status(client, pipeline_id)
+    view = await pipelines.pipeline_view(client, pipeline_id)
     if as_json:
-        print_json(status)
+        print_json(view)
     else:
-        print(pipelines.pipeline_timeline(status))
+        print(pipeline_timeline(view))
     return 0

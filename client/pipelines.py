@@ -10,10 +10,11 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery import settings
-from recovery.client.format import when
-from recovery.client.runs import RunError, raise_namespace_problem
+from recovery.activities.clock import utcnow
+from recovery.client.pipeline_view import PipelineView, build_view
+from recovery.client.runs import RunError, get_status, raise_namespace_problem
 from recovery.workflows import search_attributes as sa
-from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus
+from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus, StageState
 
 
 async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[object, PipelineStatus]:
@@ -24,7 +25,7 @@ async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[o
             inp,
             id=inp.pipeline_id,
             task_queue=settings.task_queue(),
-            search_attributes=sa.at_start(inp.scheduler, inp.owner),
+            search_attributes=sa.at_start(inp.scheduler, inp.owner, inp.pipeline_id),
             memo=memo,
             static_summary=f"pipeline {' '.join(inp.name.split())}: {len(inp.stages)} stages from {inp.file}",
             result_type=PipelineStatus,
@@ -63,16 +64,15 @@ async def pipeline_status(client: Client, pipeline_id: str) -> PipelineStatus:
     return status
 
 
-def pipeline_timeline(status: PipelineStatus) -> str:
-    p = status.pipeline
-    paused = " (paused)" if p.paused and p.state.value != "paused" else ""
-    lines = [f"pipeline {p.id}  {p.name}  state {p.state.value}{paused}", f"  owner {p.owner}", "", "stages:"]
-    for s in status.stages:
-        needs = f"  needs {', '.join(s.needs)}" if s.needs else ""
-        detail = f"  ({s.detail})" if s.detail else ""
-        lines.append(f"  {s.name:<16} {s.state.value:<10} run {s.run}{needs}{detail}")
-    lines += ["", "actions:"]
-    lines += [f"  {when(a.at)}  {a.kind:<11} {a.stage}  {a.detail}" for a in status.actions]
-    lines.append("")
-    lines.append("each stage's attempts and recoveries: recovery status RUN")
-    return "\n".join(lines)
+async def pipeline_view(client: Client, pipeline_id: str) -> PipelineView:
+    """The pipeline's status with each started stage's run status: its timeline and goodput."""
+    status = await pipeline_status(client, pipeline_id)
+    stage_runs = {}
+    for stage in status.stages:
+        if stage.state in (StageState.WAITING, StageState.HELD):
+            continue  # never released: no run yet
+        try:
+            stage_runs[stage.name] = await get_status(client, stage.run)
+        except RunError:
+            continue  # released an instant ago, or its run is gone: the stage's own line says enough
+    return build_view(status, stage_runs, utcnow())

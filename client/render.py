@@ -7,7 +7,7 @@ from datetime import datetime
 from recovery.activities.text import clip
 from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.format import between, duration, when
-from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
+from recovery.workflows.models import FINAL_MILESTONE, Evidence, Goodput, MilestoneName, RunStatus, RunSummary
 
 # The milestones the timeline lists by themselves (the rest are in its latency lines).
 _SHOWN: tuple[MilestoneName, ...] = ("progress_started", "progress_restored", *FINAL_MILESTONE.values())
@@ -92,19 +92,22 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
 def outcome(status: RunStatus) -> list[str]:
     """What the recoveries cost: each one's latency and the run's goodput (the end of the
     timeline, and all the demo adds to what it narrated)."""
-    lines = _latencies(status)
-    g = status.goodput
-    if g.ettr is not None:
+    return _latencies(status) + goodput_lines(status.goodput)
+
+
+def goodput_lines(g: Goodput, indent: str = "") -> list[str]:
+    """The goodput line (ETTR, productive of elapsed) and, after failures, where the rest went."""
+    if g.ettr is None:
+        return []
+    productive = f"productive {duration(g.productive_seconds)} of {duration(g.elapsed_seconds)}"
+    lines = [f"{indent}goodput  ETTR {g.ettr:.2f}  {productive}"]
+    if g.failures:
         lines.append(
-            f"goodput  ETTR {g.ettr:.2f}  productive {duration(g.productive_seconds)} of {duration(g.elapsed_seconds)}"
+            f"{indent}    lost {duration(g.lost_seconds)} to {g.failures} failure{'s' if g.failures > 1 else ''}:"
+            f" detection {duration(g.lost_detection_seconds)}, restart {duration(g.lost_restart_seconds)},"
+            f" recompute {duration(g.lost_recompute_seconds)}"
+            f" ({g.recomputed_steps} steps since the last checkpoint)"
         )
-        if g.failures:
-            lines.append(
-                f"    lost {duration(g.lost_seconds)} to {g.failures} failure{'s' if g.failures > 1 else ''}:"
-                f" detection {duration(g.lost_detection_seconds)}, restart {duration(g.lost_restart_seconds)},"
-                f" recompute {duration(g.lost_recompute_seconds)}"
-                f" ({g.recomputed_steps} steps since the last checkpoint)"
-            )
     return lines
 
 

@@ -178,7 +178,7 @@ class Pipeline:
             # their jobs alone, as a cancelled run does), rather than terminating them.
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             memo=stage.memo,
-            search_attributes=sa.at_start(spec.scheduler, spec.owner),
+            search_attributes=sa.at_start(spec.scheduler, spec.owner, self.inp.pipeline_id),
             static_summary=f"stage {stage.name} of pipeline {self.inp.name} ({self.inp.pipeline_id})",
         )
         self._handles[stage.name] = handle

@@ -99,10 +99,19 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     assert [(a["kind"], a["stage"]) for a in data["actions"]] == [
         ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
     ]  # fmt: skip
+    # The timeline: each stage's span, attempts and recoveries; the stages' goodput added up.
+    prep_view, train_view, eval_view = data["stages"]
+    assert [a["job_id"] for a in prep_view["attempts"]] == [a.job_id for a in prep.attempts]
+    assert "node2" in prep_view["attempts"][1]["excluded_nodes"]
+    assert [a["operation"] for a in prep_view["advice"]] == ["restart"]
+    assert prep_view["ended_at"] <= train_view["started_at"] and train_view["ended_at"] <= eval_view["started_at"]
+    assert data["goodput"]["failures"] == 1 and 0 < data["goodput"]["ettr"] < 1
+    assert data["goodput"]["elapsed_seconds"] == sum(s["goodput"]["elapsed_seconds"] for s in data["stages"])
 
     text = embedded.recovery("status", pipeline_id)
     assert text.returncode == 0, text.stderr
     assert f"pipeline {pipeline_id}" in text.stdout and "dag_release" in text.stdout
+    assert "advice restart -> converged" in text.stdout and "goodput  ETTR" in text.stdout
     watched = embedded.recovery("status", pipeline_id, "--watch")
     assert watched.returncode != 0 and len(watched.stderr.strip().splitlines()) == 1
     assert "is a pipeline" in watched.stderr
@@ -116,6 +125,8 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     # The Temporal UI (and `temporal workflow list`) find a pipeline's stages by its id.
     stages = [wf.id async for wf in client.list_workflows(f'ParentWorkflowId="{pipeline_id}"')]
     assert sorted(stages) == sorted(submitted["stages"].values())
+    whole = [wf.id async for wf in client.list_workflows(f'RecoveryPipeline="{pipeline_id}"')]
+    assert sorted(whole) == sorted([pipeline_id, *submitted["stages"].values()])
     embedded.stop_workers()
 
 
