@@ -4,6 +4,7 @@ pipelines beside runs (`runs.iter_runs`); `pause`, `resume` and `cancel` need no
 from __future__ import annotations
 
 import argparse
+import asyncio
 
 from temporalio.client import Client
 
@@ -80,3 +81,28 @@ async def show_status(client: Client, pipeline_id: str, as_json: bool, watch: bo
     else:
         print(pipeline_timeline(view))
     return 0
+
+
+JSON_RELEASE = '{"pipeline": ID, "workflow_id": ID, "action": "release", "signalled": true, "stages": [NAME]}'
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("release", help="let a pipeline's held stages run (all of them, or PIPELINE.STAGE)")
+    p.add_argument("target", metavar="PIPELINE[.STAGE]")
+    p.add_argument("--json", action="store_true", help=f"print {JSON_RELEASE} on stdout")
+    p.set_defaults(func=cmd_release)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    """A stage held because a stage it needs gave up or was cancelled runs once released."""
+
+    async def go() -> int:
+        pipeline_id, stages = await pipelines.release_held(await connect(), args.target)
+        if args.json:
+            sent = {"pipeline": pipeline_id, "workflow_id": pipeline_id, "action": "release", "signalled": True}
+            print_json({**sent, "stages": stages})
+        else:
+            print(f"release sent to pipeline {pipeline_id}: {', '.join(stages)}")
+        return 0
+
+    return asyncio.run(go())

@@ -14,7 +14,7 @@ from recovery.activities.clock import utcnow
 from recovery.client.pipeline_view import PipelineView, build_view
 from recovery.client.runs import RunError, get_status, raise_namespace_problem
 from recovery.workflows import search_attributes as sa
-from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus, StageState
+from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus, ReleaseRequest, StageState
 
 
 async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[object, PipelineStatus]:
@@ -76,3 +76,30 @@ async def pipeline_view(client: Client, pipeline_id: str) -> PipelineView:
         except RunError:
             continue  # released an instant ago, or its run is gone: the stage's own line says enough
     return build_view(status, stage_runs, utcnow())
+
+
+async def release_held(client: Client, target: str) -> tuple[str, list[str]]:
+    """`release PIPELINE[.STAGE]`: send the pipeline's `release` signal for that held stage, or
+    for all its held stages; (pipeline id, stages released). RunError (one line), nothing sent,
+    for an unknown pipeline or stage, a stage that is not held, or none held."""
+    pipeline_id, stage = target, None
+    if not await is_pipeline(client, target):
+        pipeline_id, _, stage = target.rpartition(".")
+        if not pipeline_id or not await is_pipeline(client, pipeline_id):
+            raise RunError(f"no pipeline {target!r} (give PIPELINE or PIPELINE.STAGE)")
+    handle = client.get_workflow_handle(pipeline_id)
+    if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+        raise RunError(f"pipeline {pipeline_id!r} has already ended")
+    status = await pipeline_status(client, pipeline_id)
+    held = [s.name for s in status.stages if s.state is StageState.HELD]
+    if stage is not None:
+        found = next((s for s in status.stages if s.name == stage), None)
+        if found is None:
+            raise RunError(f"pipeline {pipeline_id!r} has no stage {stage!r}")
+        if found.state is not StageState.HELD:
+            raise RunError(f"stage {stage!r} of pipeline {pipeline_id!r} is not held (it is {found.state.value})")
+        held = [stage]
+    if not held:
+        raise RunError(f"pipeline {pipeline_id!r} has no held stage")
+    await handle.signal("release", ReleaseRequest(stages=held))
+    return pipeline_id, held

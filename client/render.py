@@ -18,8 +18,8 @@ STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks),
 def run_table(runs: list[RunSummary]) -> str:
     rows = [
         [
-            r.id,
-            r.name,
+            f"{STAGE_MARK}{r.id}" if stage else r.id,
+            f"{r.name} (pipeline)" if r.kind == "pipeline" else r.name,
             r.state.value,
             when(r.created_at),
             str(r.attempts),
@@ -27,9 +27,26 @@ def run_table(runs: list[RunSummary]) -> str:
             r.last_symptom or "-",
             r.owner,
         ]
-        for r in runs
+        for r, stage in with_stages(runs)
     ]
     return table(RUN_COLUMNS, rows)
+
+
+STAGE_MARK = "└ "  # a stage's row, under its pipeline's
+
+
+def with_stages(runs: list[RunSummary]) -> list[tuple[RunSummary, bool]]:
+    """The rows in the list's order, each pipeline followed by its stages' runs (marked True);
+    a stage whose pipeline is not listed stays where it is, as a run."""
+    pipelines = {r.id for r in runs if r.kind == "pipeline"}
+    rows: list[tuple[RunSummary, bool]] = []
+    for r in runs:
+        if r.pipeline in pipelines:
+            continue  # shown under its pipeline
+        rows.append((r, False))
+        if r.kind == "pipeline":
+            rows += [(stage, True) for stage in runs if stage.pipeline == r.id]
+    return rows
 
 
 # Trouble red, waiting yellow, fine green (client/console.py).

@@ -21,6 +21,7 @@ from recovery.client import (
     cli_diagnose,
     cli_nodes,
     cli_options,
+    cli_pipeline,
     cli_policy,
     cli_upgrades,
     run_list,
@@ -262,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=JSON_SIGNAL + " (with kill_job)")
     p.set_defaults(func=cmd_signal)
     run_logs.register(sub)
+    cli_pipeline.register(sub)
 
     p = sub.add_parser("worker", help="run a worker (foreground)")
     p.add_argument("--scheduler", choices=["local", "slurm"])

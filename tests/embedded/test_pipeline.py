@@ -258,3 +258,67 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
     assert shown.returncode == 0 and f"follows {third_run}, which was cancelled" in shown.stdout
     assert (workdir / "order.log").read_text().count("start second") == 1
     embedded.stop_workers()
+
+
+HELD_PIPELINE = """\
+name: held for an operator
+stages:
+  - name: bad
+    script: bad.sbatch
+  - name: held
+    script: held.sbatch
+    needs: [bad]
+    on_dependency_failure: hold
+"""
+
+
+async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Client) -> None:
+    embedded.start_worker()
+    workdir = gated_scripts(embedded, "held")
+    (workdir / "go-held").touch()
+    # A user's bug: not retried, so the stage gives up at once and its dependant is held.
+    (workdir / "bad.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\necho \"ModuleNotFoundError: No module named 'flash_attn'\" >&2\nexit 1\n"
+    )
+    (workdir / "pipeline.yaml").write_text(HELD_PIPELINE)
+    done = embedded.recovery("submit", "--json", "pipeline.yaml", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    pipeline_id = json.loads(done.stdout)["pipeline"]
+    handle = client.get_workflow_handle(pipeline_id, result_type=PipelineStatus)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = await handle.query("status", result_type=PipelineStatus)
+        if status.stages[1].state == "held":
+            break
+        await asyncio.sleep(0.2)
+    assert [s.state for s in status.stages] == ["gave_up", "held"]
+
+    listed = embedded.recovery("list")
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    at = next(i for i, row in enumerate(rows) if row.startswith(pipeline_id + " "))
+    assert "held for an operator (pipeline)" in rows[at] and rows[at + 1].startswith(f"└ {pipeline_id}.bad ")
+
+    for target, error in (
+        (f"{pipeline_id}.bad", f"stage 'bad' of pipeline {pipeline_id!r} is not held (it is gave_up)"),
+        (f"{pipeline_id}.nope", f"pipeline {pipeline_id!r} has no stage 'nope'"),
+        ("nope-123", "no pipeline 'nope-123' (give PIPELINE or PIPELINE.STAGE)"),
+    ):
+        refused = embedded.recovery("release", "--json", target)
+        assert refused.returncode != 0 and refused.stdout == ""
+        assert refused.stderr.strip().splitlines() == [f"recovery: {error}"]
+    assert not (workdir / "order.log").exists()  # the held stage has not run
+
+    released = embedded.recovery("release", "--json", pipeline_id)
+    assert released.returncode == 0, released.stderr
+    assert json.loads(released.stdout) == {
+        "pipeline": pipeline_id, "workflow_id": pipeline_id, "action": "release", "signalled": True,
+        "stages": ["held"],
+    }  # fmt: skip
+    result = await handle.result()
+    assert [s.state for s in result.stages] == ["gave_up", "completed"] and result.pipeline.state == "gave_up"
+    assert (result.actions[-1].kind, result.actions[-1].detail) == ("dag_release", "released by an operator")
+    assert (workdir / "order.log").read_text().splitlines() == ["start held", "end held"]
+    ended = embedded.recovery("release", f"{pipeline_id}.held")
+    assert ended.stderr.strip() == f"recovery: pipeline {pipeline_id!r} has already ended"
+    embedded.stop_workers()

@@ -8,7 +8,17 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from recovery.client.pipeline_view import added_up, build_view, pipeline_timeline
-from recovery.workflows.models import Advice, Attempt, JobState, Milestone, RunRecord, RunState, RunStatus
+from recovery.client.render import run_table, with_stages
+from recovery.workflows.models import (
+    Advice,
+    Attempt,
+    JobState,
+    Milestone,
+    RunRecord,
+    RunState,
+    RunStatus,
+    RunSummary,
+)
 from recovery.workflows.pipeline_models import (
     PipelineAction,
     PipelineStatus,
@@ -112,3 +122,27 @@ def test_the_json_keeps_every_key_of_the_status_and_the_text_tells_the_story() -
     assert "advice restart -> converged: Xid 79 on node2: restart without it" in text
     assert "goodput  ETTR 0.90  productive 4m 30s of 5m 0s" in text
     assert "lost 30s to 1 failure" in text
+
+
+def summary(run_id: str, kind: str = "run", pipeline: str | None = None) -> RunSummary:
+    return RunSummary(
+        id=run_id, name=run_id, state=RunState.RUNNING, paused=False, owner="me", policy="default", attempts=1,
+        job_id=None,
+        scheduler="local", kind=kind, pipeline=pipeline,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_list_shows_each_pipeline_with_its_stages_under_it() -> None:
+    # Visibility lists the newest first: stages (started later) before their pipeline.
+    runs = [
+        summary("p-1.train", pipeline="p-1"), summary("r-9"), summary("p-1.prep", pipeline="p-1"),
+        summary("p-1", kind="pipeline"), summary("q-2.eval", pipeline="q-2"),
+    ]  # fmt: skip
+    assert [(r.id, stage) for r, stage in with_stages(runs)] == [
+        ("r-9", False), ("p-1", False), ("p-1.train", True), ("p-1.prep", True), ("q-2.eval", False),
+    ]  # fmt: skip
+    rows = run_table(runs).splitlines()[1:]
+    assert [row.split()[0:2] for row in rows] == [
+        ["r-9", "r-9"], ["p-1", "p-1"], ["└", "p-1.train"], ["└", "p-1.prep"], ["q-2.eval", "q-2.eval"],
+    ]  # fmt: skip
+    assert "p-1 (pipeline)" in rows[1]
