@@ -11,18 +11,22 @@ stage's run does its own scheduler work.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
-from temporalio.exceptions import CancelledError, ChildWorkflowError, FailureError
-from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
+from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError, FailureError
+from temporalio.workflow import ActivityCancellationType, ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from recovery.activities.run_waits import RunWaitActivities
     from recovery.workflows import search_attributes as sa
     from recovery.workflows.models import CancelRequest, RunInput, RunState, RunStatus
     from recovery.workflows.pipeline_models import (
         PIPELINE,
+        AwaitRunsInput,
         PipelineAction,
         PipelineInput,
         PipelineStage,
@@ -32,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         StageState,
         StageStatus,
     )
+    from recovery.workflows.retries import FOREVER
     from recovery.workflows.training_run import TrainingRun
 
 # A stage's end, from its run's final state.
@@ -89,13 +94,17 @@ class Pipeline:
             owner=inp.owner,
             scheduler=inp.scheduler,
         )
-        return PipelineStatus(pipeline=summary, stages=list(self.stages.values()), actions=self.actions)
+        return PipelineStatus(
+            pipeline=summary, stages=list(self.stages.values()), actions=self.actions, after=inp.after
+        )
 
     # --- the pipeline --------------------------------------------------------------------
 
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineStatus:
         self._publish()
+        if inp.after:
+            await self._wait_for_after()
         while not all(s.state.finished for s in self.stages.values()):
             await self._forward_signals()
             if self._cancel is not None:
@@ -169,7 +178,7 @@ class Pipeline:
             # their jobs alone, as a cancelled run does), rather than terminating them.
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             memo=stage.memo,
-            search_attributes=sa.at_start(spec.scheduler, spec.owner),
+            search_attributes=sa.at_start(spec.scheduler, spec.owner, self.inp.pipeline_id),
             static_summary=f"stage {stage.name} of pipeline {self.inp.name} ({self.inp.pipeline_id})",
         )
         self._handles[stage.name] = handle
@@ -181,7 +190,43 @@ class Pipeline:
             await handle.signal("pause")
 
     def _why_released(self, stage: PipelineStage) -> str:
-        return f"{', '.join(stage.needs)} completed" if stage.needs else "needs nothing"
+        needs = [*self.inp.after, *stage.needs]
+        return f"{', '.join(needs)} completed" if needs else "needs nothing"
+
+    # --- runs it follows (`submit --after`) ----------------------------------------------
+
+    async def _wait_for_after(self) -> None:
+        """Release nothing before the outside runs it follows completed (an activity reads them:
+        a workflow cannot await one that is not its child). One that gave up or was cancelled
+        cancels every stage, which says why; a cancel signal ends the wait."""
+        for name in self.stages:
+            self._set(name, StageState.WAITING, f"waits for {', '.join(self.inp.after)} to complete")
+        tuning = self.inp.stages[0].spec.tuning  # the scheduler's: how often to look
+        wait = workflow.start_activity_method(
+            RunWaitActivities.await_runs,
+            AwaitRunsInput(runs=self.inp.after, poll_seconds=tuning.poll_seconds),
+            start_to_close_timeout=timedelta(days=30),
+            heartbeat_timeout=timedelta(seconds=tuning.heartbeat_timeout_seconds),
+            retry_policy=FOREVER,
+            cancellation_type=ActivityCancellationType.TRY_CANCEL,
+        )
+        await workflow.wait_condition(lambda: wait.done() or self._cancel is not None)
+        if not wait.done():
+            wait.cancel()
+            with contextlib.suppress(ActivityError):
+                await wait
+            return  # the run loop cancels the stages
+        failed = next((end for end in await wait if end.state is not RunState.COMPLETED), None)
+        if failed is None:
+            for name in self.stages:
+                self._set(name, StageState.WAITING, "")
+            return
+        detail = f"follows {failed.run}, which {'gave up' if failed.state is RunState.GAVE_UP else 'was cancelled'}"
+        detail += f" ({failed.detail})" if failed.detail else ""
+        for stage in self._waiting():
+            self._set(stage.name, StageState.CANCELLED, detail)
+            self._record("cancel", stage, detail)
+        self._cancel = CancelRequest()  # the pipeline ends cancelled, as its stages
 
     async def _await_stage(self, name: str, handle: ChildWorkflowHandle[Any, RunStatus]) -> None:
         try:

@@ -16,8 +16,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import CancelRequest, RunStatus
+from recovery.workflows.models import TRAINING_RUN, CancelRequest, RunInput, RunStatus
 from recovery.workflows.pipeline_models import (
+    AFTER_STAGE,
     PIPELINE,
     PipelineInput,
     PipelineStage,
@@ -168,3 +169,66 @@ async def test_pause_resume_and_cancel_reach_every_running_stage(skipping_env: W
     assert status.pipeline.state == "cancelled"
     assert states(status) == {"a": "cancelled", "b": "cancelled", "c": "cancelled"}, status.stages
     assert sorted(c for c in scheduler.calls if c[0] == "cancel") == [("cancel", "101"), ("cancel", "102")]
+
+
+@asynccontextmanager
+async def chained_after(
+    env: WorkflowEnvironment, scheduler: ScriptedScheduler, names: list[str]
+) -> AsyncIterator[tuple[list[str], Handle]]:
+    """`submit --after`: runs named `names` started first, then a one-stage pipeline (its stage,
+    `run`, is the chained run) that follows them."""
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    inp = pipeline((AFTER_STAGE, [], "cancel"))
+    async with build_worker(env.client, scheduler, WorkerConfig(), task_queue=queue):
+        followed = []
+        for name in names:
+            spec = make_spec(nodes=1)
+            spec.name = name
+            await env.client.start_workflow(TRAINING_RUN, RunInput(spec=spec), id=spec.run_id, task_queue=queue)
+            followed.append(spec.run_id)
+        inp.after = followed
+        yield (
+            followed,
+            await env.client.start_workflow(
+                PIPELINE, inp, id=inp.pipeline_id, task_queue=queue, result_type=PipelineStatus
+            ),
+        )
+
+
+async def test_a_chained_run_starts_once_every_run_it_follows_completed(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"b": ["fail:node1", "complete"]}  # b is recovered (a new attempt) first
+    async with chained_after(skipping_env, scheduler, ["a", "b"]) as (followed, handle):
+        status = await handle.result()
+    assert status.pipeline.state == "completed" and status.after == followed
+    events = scheduler.events
+    assert events.count("submit run") == 1
+    assert events.index("submit run") > max(events.index("end a COMPLETED"), events.index("end b COMPLETED"))
+    assert [(a.kind, a.stage, a.detail) for a in status.actions] == [
+        ("dag_release", AFTER_STAGE, f"{followed[0]}, {followed[1]} completed")
+    ]
+
+
+async def test_a_chained_run_is_cancelled_when_a_run_it_follows_gives_up(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}  # fails every time: gives up
+    async with chained_after(skipping_env, scheduler, ["good", "bad"]) as (followed, handle):
+        status = await handle.result()
+    assert status.pipeline.state == "cancelled"
+    (stage,) = status.stages
+    assert stage.state == "cancelled" and stage.detail == f"follows {followed[1]}, which gave up"
+    assert [(a.kind, a.stage) for a in status.actions] == [("cancel", AFTER_STAGE)]
+    assert "submit run" not in scheduler.events
+
+
+async def test_a_chained_run_cancelled_while_it_waits_starts_nothing(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"])  # the followed run's job runs until cancelled
+    async with chained_after(skipping_env, scheduler, ["long"]) as (followed, handle):
+        status = await eventually(handle, lambda s: s.stages[0].detail.startswith("waits for"))
+        assert status.stages[0].detail == f"waits for {followed[0]} to complete"
+        assert status.pipeline.state == "pending"
+        await handle.signal("cancel", CancelRequest())
+        status = await handle.result()
+        await skipping_env.client.get_workflow_handle(followed[0]).signal("cancel", CancelRequest())
+    assert status.pipeline.state == "cancelled" and states(status) == {AFTER_STAGE: "cancelled"}
+    assert "submit run" not in scheduler.events
