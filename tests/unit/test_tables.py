@@ -256,3 +256,11 @@ def test_the_detail_under_last_error_says_what_an_nccl_system_error_was(
     assert (result.evidence[0].signature, result.category) == (signature, category)
     without = _diagnosis(log.replace("  Last error:\n", "  (no detail)\n"))
     assert without.category == "network"  # only the detail header hands the verdict on
+
+
+def test_a_task_stuck_in_the_kernel_is_a_hang_and_other_task_states_are_not() -> None:
+    # rwth-i6/returnn: a torchrun worker's kernel stack, the task in uninterruptible sleep (state D)
+    line = "[  +0.000049] task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x00000002"
+    result = _diagnosis(line + "\n")
+    assert (result.symptom, result.category, result.evidence[0].signature) == ("hang", "unknown", "kernel-task-state-d")
+    assert _read(line.replace("state:D", "state:S")) is None
