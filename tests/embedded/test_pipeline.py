@@ -18,6 +18,7 @@ from temporalio.service import RPCError
 from recovery.client import runs
 from recovery.workflows.pipeline_models import PipelineStatus
 from tests.embedded.conftest import Embedded, wait_for
+from tests.json_output import BAD_STAGE, HELD_PIPELINE
 
 # Each stage writes when it starts and ends (per node), so the order is read from what ran.
 STAGE = """\
@@ -260,26 +261,12 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
     embedded.stop_workers()
 
 
-HELD_PIPELINE = """\
-name: held for an operator
-stages:
-  - name: bad
-    script: bad.sbatch
-  - name: held
-    script: held.sbatch
-    needs: [bad]
-    on_dependency_failure: hold
-"""
-
-
 async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Client) -> None:
     embedded.start_worker()
     workdir = gated_scripts(embedded, "held")
     (workdir / "go-held").touch()
     # A user's bug: not retried, so the stage gives up at once and its dependant is held.
-    (workdir / "bad.sbatch").write_text(
-        "#!/bin/bash\n#SBATCH --nodes=1\necho \"ModuleNotFoundError: No module named 'flash_attn'\" >&2\nexit 1\n"
-    )
+    (workdir / "bad.sbatch").write_text(BAD_STAGE)
     (workdir / "pipeline.yaml").write_text(HELD_PIPELINE)
     done = embedded.recovery("submit", "--json", "pipeline.yaml", cwd=workdir)
     assert done.returncode == 0, done.stderr
