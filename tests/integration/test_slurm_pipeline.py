@@ -17,10 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from recovery.client.pipeline_file import load_pipeline
-from recovery.workflows import search_attributes as sa
-from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus
-from tests.integration.recovery_rig import FAST, Rig, ctld_log_lines, failing_node, job_facts, job_script, slurm
+from recovery.workflows.pipeline_models import PipelineStatus
+from tests.integration.recovery_rig import Rig, ctld_log_lines, failing_node, job_facts, job_script, slurm
 
 pytestmark = [pytest.mark.slow, pytest.mark.temporal]
 
@@ -53,23 +51,6 @@ def policy(rig: Rig, text: str) -> str:
     path = rig.home / f"policy-{uuid.uuid4().hex[:6]}.yaml"
     path.write_text(f"{text}\nsuspect_nodes: {{failures: 1000}}\n")
     return str(path)
-
-
-async def start(rig: Rig, path: Path) -> PipelineInput:
-    """What `recovery submit --scheduler slurm pipeline.yaml` does, on this rig's task queue and
-    with the rig's faster tuning for every stage."""
-    inp = load_pipeline(str(path), "slurm")
-    for stage in inp.stages:
-        stage.spec.tuning = FAST
-    await rig.client.start_workflow(
-        PIPELINE,
-        inp,
-        id=inp.pipeline_id,
-        task_queue=rig.task_queue,
-        search_attributes=sa.at_start("slurm", inp.owner),
-        result_type=PipelineStatus,
-    )
-    return inp
 
 
 def queued(pipeline_id: str) -> dict[str, tuple[str, str, str]]:
@@ -147,7 +128,7 @@ async def test_three_stages_after_a_first_stage_resubmitted_off_a_bad_node(rig: 
         "  - {name: train, script: train.sbatch, needs: [prep]}\n"
         "  - {name: eval, script: eval.sbatch, needs: [train]}\n"
     )
-    inp = await start(rig, path)
+    inp = await rig.start_pipeline(path)
     pipelines.append(inp.pipeline_id)
 
     # The whole pipeline is in the queue at once: train and eval held, saying by whom.
@@ -200,7 +181,7 @@ async def test_a_stage_waits_for_both_parallel_needs(rig: Rig, pipelines: list[s
         "name: join\nstages:\n  - {name: fast, script: fast.sbatch}\n  - {name: slow, script: slow.sbatch}\n"
         "  - {name: join, script: join.sbatch, needs: [fast, slow]}\n"
     )
-    inp = await start(rig, path)
+    inp = await rig.start_pipeline(path)
     pipelines.append(inp.pipeline_id)
     status = await result(rig, inp.pipeline_id, 200)
     assert status.pipeline.state == "completed", status.model_dump_json(indent=1)
@@ -228,7 +209,7 @@ async def test_a_need_giving_up_cancels_or_holds_its_dependants_and_leaves_no_he
         "  - {name: keep, script: keep.sbatch, needs: [bad], on_dependency_failure: hold}\n"
         "  - {name: after_keep, script: after_keep.sbatch, needs: [keep]}\n"
     )
-    inp = await start(rig, path)
+    inp = await rig.start_pipeline(path)
     pipelines.append(inp.pipeline_id)
 
     async def held_for_an_operator() -> PipelineStatus | None:
@@ -276,7 +257,7 @@ async def test_a_cancelled_pipeline_leaves_no_held_job(rig: Rig, pipelines: list
         "  - {name: second, script: second.sbatch, needs: [first]}\n"
         "  - {name: third, script: third.sbatch, needs: [second]}\n"
     )
-    inp = await start(rig, path)
+    inp = await rig.start_pipeline(path)
     pipelines.append(inp.pipeline_id)
     await rig.until("first running", lambda: "start first" in order(workdir), 60)
     assert pending(inp.pipeline_id) == ["second", "third"]
@@ -304,7 +285,7 @@ async def test_worker_killed_right_after_a_release_releases_once(rig: Rig, pipel
         "  - {name: two, script: two.sbatch, needs: [one]}\n"
         "  - {name: three, script: three.sbatch, needs: [two]}\n"
     )
-    inp = await start(rig, path)
+    inp = await rig.start_pipeline(path)
     pipelines.append(inp.pipeline_id)
     await rig.until("the failpoint after the release", lambda: doomed.poll() is not None, 120)
     assert doomed.returncode == -signal.SIGKILL, rig.worker_logs()
