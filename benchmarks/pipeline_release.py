@@ -114,10 +114,11 @@ def on_slurm(count: int, poll: float) -> None:
     if started:
         print("(the dev cluster was not running: started it)")
     print(f"{count} two-stage pipelines and {count} afterok chains, alternating, on the Slurm dev cluster")
-    pipelines, chains, afterok = asyncio.run(bench.bench(count, poll, state_dir))
+    pipelines, releases, chains, afterok = asyncio.run(bench.bench(count, poll, state_dir))
     print(f"{bench.slurm_release()}; SchedulerParameters={bench.sched_parameters(state_dir)}; stage poll {poll:g}s")
     print(HEADER)
     print(row("pipeline: first job ended -> second running", pipelines))
+    print(row("  of which: first job ended -> dag_release", releases))
     print(row("afterok:  first job ended -> second running", chains))
     print(f"afterok when the first job fails (job {afterok.failed_job}) and is resubmitted as job "
           f"{afterok.resubmitted_job}: the dependant (job {afterok.dependant}) waits with reason "

@@ -47,6 +47,7 @@ stages:
   - {{name: second, script: stage.sbatch, needs: [first]}}
 """
 ENDED = r"_job_complete: JobId=\d+ done"
+RELEASED = r"release hold on JobId="
 STARTED = r"Allocate JobId=|_start_job: Started JobId="
 
 
@@ -84,7 +85,8 @@ def wait_ended(job_id: str, timeout: float = 120) -> str:
     raise RuntimeError(f"job {job_id} still {job_facts(job_id).state} after {timeout:.0f}s")
 
 
-async def one_pipeline(rig: Rig, i: int, poll: float) -> float:
+async def one_pipeline(rig: Rig, i: int, poll: float) -> tuple[float, float]:
+    """(first job ended -> second running, first job ended -> second released)."""
     workdir = rig.workdir(f"bench{i}")
     (workdir / "stage.sbatch").write_text(STAGE)
     path = workdir / "pipeline.yaml"
@@ -98,7 +100,8 @@ async def one_pipeline(rig: Rig, i: int, poll: float) -> float:
     assert first is not None and second is not None
     jobs = [first.attempts[-1].job_id, second.attempts[0].job_id]
     rig.jobs.extend(jobs)
-    return gap(rig.slurm_dir, *jobs)
+    released = first_line(rig.slurm_dir, jobs[1], RELEASED) - first_line(rig.slurm_dir, jobs[0], ENDED)
+    return gap(rig.slurm_dir, *jobs), released.total_seconds()
 
 
 def one_chain(rig: Rig, i: int) -> float:
@@ -136,22 +139,28 @@ def afterok_after_a_resubmission(rig: Rig) -> Afterok:
     return Afterok(failed, again, dependant, reason_failed, after.state, after.reason)
 
 
-async def bench(count: int, poll: float, state_dir: Path) -> tuple[list[float], list[float], Afterok]:
+async def bench(count: int, poll: float, state_dir: Path) -> tuple[list[float], list[float], list[float], Afterok]:
     dev = TemporalDev.start()
     rig = await new_rig(dev, state_dir)
     pipelines: list[float] = []
+    releases: list[float] = []
     chains: list[float] = []
     try:
         rig.start_worker(mode="act", backend="commands")
         for i in range(count):
-            pipelines.append(await one_pipeline(rig, i, poll))
+            running, released = await one_pipeline(rig, i, poll)
+            pipelines.append(running)
+            releases.append(released)
             chains.append(one_chain(rig, i))
-            print(f"  {i + 1:2d}: pipeline {pipelines[-1]:6.3f}s   afterok {chains[-1]:6.3f}s", flush=True)
+            print(
+                f"  {i + 1:2d}: pipeline {running:6.3f}s (released {released:6.3f}s)   afterok {chains[-1]:6.3f}s",
+                flush=True,
+            )
         afterok = afterok_after_a_resubmission(rig)
     finally:
         await rig.close()
         dev.stop()
-    return pipelines, chains, afterok
+    return pipelines, releases, chains, afterok
 
 
 def sched_parameters(state_dir: Path) -> str:
