@@ -25,7 +25,20 @@ CONNECTION_FLAGS: dict[str, tuple[str, str]] = {
 
 # The commands that talk to Temporal. The others (cluster, diagnose, signatures, ...) do not.
 CLIENT_COMMANDS = frozenset(
-    {"submit", "list", "status", "logs", "pause", "resume", "cancel", "nodes", "worker", "demo", "dev-server"}
+    {
+        "submit",
+        "list",
+        "status",
+        "logs",
+        "pause",
+        "resume",
+        "cancel",
+        "release",
+        "nodes",
+        "worker",
+        "demo",
+        "dev-server",
+    }
 )
 
 

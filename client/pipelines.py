@@ -10,10 +10,11 @@ from temporalio.client import Client, WorkflowExecutionStatus, WorkflowHandle
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery import settings
-from recovery.client.format import when
-from recovery.client.runs import RunError, raise_namespace_problem
+from recovery.activities.clock import utcnow
+from recovery.client.pipeline_view import PipelineView, build_view
+from recovery.client.runs import RunError, get_status, raise_namespace_problem
 from recovery.workflows import search_attributes as sa
-from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus
+from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus, ReleaseRequest, StageState
 
 
 async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[object, PipelineStatus]:
@@ -24,7 +25,7 @@ async def start_pipeline(client: Client, inp: PipelineInput) -> WorkflowHandle[o
             inp,
             id=inp.pipeline_id,
             task_queue=settings.task_queue(),
-            search_attributes=sa.at_start(inp.scheduler, inp.owner),
+            search_attributes=sa.at_start(inp.scheduler, inp.owner, inp.pipeline_id),
             memo=memo,
             static_summary=f"pipeline {' '.join(inp.name.split())}: {len(inp.stages)} stages from {inp.file}",
             result_type=PipelineStatus,
@@ -63,16 +64,42 @@ async def pipeline_status(client: Client, pipeline_id: str) -> PipelineStatus:
     return status
 
 
-def pipeline_timeline(status: PipelineStatus) -> str:
-    p = status.pipeline
-    paused = " (paused)" if p.paused and p.state.value != "paused" else ""
-    lines = [f"pipeline {p.id}  {p.name}  state {p.state.value}{paused}", f"  owner {p.owner}", "", "stages:"]
-    for s in status.stages:
-        needs = f"  needs {', '.join(s.needs)}" if s.needs else ""
-        detail = f"  ({s.detail})" if s.detail else ""
-        lines.append(f"  {s.name:<16} {s.state.value:<10} run {s.run}{needs}{detail}")
-    lines += ["", "actions:"]
-    lines += [f"  {when(a.at)}  {a.kind:<11} {a.stage}  {a.detail}" for a in status.actions]
-    lines.append("")
-    lines.append("each stage's attempts and recoveries: recovery status RUN")
-    return "\n".join(lines)
+async def pipeline_view(client: Client, pipeline_id: str) -> PipelineView:
+    """The pipeline's status with each started stage's run status: its timeline and goodput."""
+    status = await pipeline_status(client, pipeline_id)
+    stage_runs = {}
+    for stage in status.stages:
+        if stage.state in (StageState.WAITING, StageState.HELD):
+            continue  # never released: no run yet
+        try:
+            stage_runs[stage.name] = await get_status(client, stage.run)
+        except RunError:
+            continue  # released an instant ago, or its run is gone: the stage's own line says enough
+    return build_view(status, stage_runs, utcnow())
+
+
+async def release_held(client: Client, target: str) -> tuple[str, list[str]]:
+    """`release PIPELINE[.STAGE]`: send the pipeline's `release` signal for that held stage, or
+    for all its held stages; (pipeline id, stages released). RunError (one line), nothing sent,
+    for an unknown pipeline or stage, a stage that is not held, or none held."""
+    pipeline_id, stage = target, None
+    if not await is_pipeline(client, target):
+        pipeline_id, _, stage = target.rpartition(".")
+        if not pipeline_id or not await is_pipeline(client, pipeline_id):
+            raise RunError(f"no pipeline {target!r} (give PIPELINE or PIPELINE.STAGE)")
+    handle = client.get_workflow_handle(pipeline_id)
+    if (await handle.describe()).status != WorkflowExecutionStatus.RUNNING:
+        raise RunError(f"pipeline {pipeline_id!r} has already ended")
+    status = await pipeline_status(client, pipeline_id)
+    held = [s.name for s in status.stages if s.state is StageState.HELD]
+    if stage is not None:
+        found = next((s for s in status.stages if s.name == stage), None)
+        if found is None:
+            raise RunError(f"pipeline {pipeline_id!r} has no stage {stage!r}")
+        if found.state is not StageState.HELD:
+            raise RunError(f"stage {stage!r} of pipeline {pipeline_id!r} is not held (it is {found.state.value})")
+        held = [stage]
+    if not held:
+        raise RunError(f"pipeline {pipeline_id!r} has no held stage")
+    await handle.signal("release", ReleaseRequest(stages=held))
+    return pipeline_id, held

@@ -7,7 +7,7 @@ from datetime import datetime
 from recovery.activities.text import clip
 from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.format import between, duration, when
-from recovery.workflows.models import FINAL_MILESTONE, Evidence, MilestoneName, RunStatus, RunSummary
+from recovery.workflows.models import FINAL_MILESTONE, Evidence, Goodput, MilestoneName, RunStatus, RunSummary
 
 # The milestones the timeline lists by themselves (the rest are in its latency lines).
 _SHOWN: tuple[MilestoneName, ...] = ("progress_started", "progress_restored", *FINAL_MILESTONE.values())
@@ -18,8 +18,8 @@ STACK_SOURCE = "py-spy"  # a hung attempt's rank stacks (activities/hangstacks),
 def run_table(runs: list[RunSummary]) -> str:
     rows = [
         [
-            r.id,
-            r.name,
+            f"{STAGE_MARK}{r.id}" if stage else r.id,
+            f"{r.name} (pipeline)" if r.kind == "pipeline" else r.name,
             r.state.value,
             when(r.created_at),
             str(r.attempts),
@@ -27,9 +27,26 @@ def run_table(runs: list[RunSummary]) -> str:
             r.last_symptom or "-",
             r.owner,
         ]
-        for r in runs
+        for r, stage in with_stages(runs)
     ]
     return table(RUN_COLUMNS, rows)
+
+
+STAGE_MARK = "└ "  # a stage's row, under its pipeline's
+
+
+def with_stages(runs: list[RunSummary]) -> list[tuple[RunSummary, bool]]:
+    """The rows in the list's order, each pipeline followed by its stages' runs (marked True);
+    a stage whose pipeline is not listed stays where it is, as a run."""
+    pipelines = {r.id for r in runs if r.kind == "pipeline"}
+    rows: list[tuple[RunSummary, bool]] = []
+    for r in runs:
+        if r.pipeline in pipelines:
+            continue  # shown under its pipeline
+        rows.append((r, False))
+        if r.kind == "pipeline":
+            rows += [(stage, True) for stage in runs if stage.pipeline == r.id]
+    return rows
 
 
 # Trouble red, waiting yellow, fine green (client/console.py).
@@ -92,19 +109,22 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
 def outcome(status: RunStatus) -> list[str]:
     """What the recoveries cost: each one's latency and the run's goodput (the end of the
     timeline, and all the demo adds to what it narrated)."""
-    lines = _latencies(status)
-    g = status.goodput
-    if g.ettr is not None:
+    return _latencies(status) + goodput_lines(status.goodput)
+
+
+def goodput_lines(g: Goodput, indent: str = "") -> list[str]:
+    """The goodput line (ETTR, productive of elapsed) and, after failures, where the rest went."""
+    if g.ettr is None:
+        return []
+    productive = f"productive {duration(g.productive_seconds)} of {duration(g.elapsed_seconds)}"
+    lines = [f"{indent}goodput  ETTR {g.ettr:.2f}  {productive}"]
+    if g.failures:
         lines.append(
-            f"goodput  ETTR {g.ettr:.2f}  productive {duration(g.productive_seconds)} of {duration(g.elapsed_seconds)}"
+            f"{indent}    lost {duration(g.lost_seconds)} to {g.failures} failure{'s' if g.failures > 1 else ''}:"
+            f" detection {duration(g.lost_detection_seconds)}, restart {duration(g.lost_restart_seconds)},"
+            f" recompute {duration(g.lost_recompute_seconds)}"
+            f" ({g.recomputed_steps} steps since the last checkpoint)"
         )
-        if g.failures:
-            lines.append(
-                f"    lost {duration(g.lost_seconds)} to {g.failures} failure{'s' if g.failures > 1 else ''}:"
-                f" detection {duration(g.lost_detection_seconds)}, restart {duration(g.lost_restart_seconds)},"
-                f" recompute {duration(g.lost_recompute_seconds)}"
-                f" ({g.recomputed_steps} steps since the last checkpoint)"
-            )
     return lines
 
 

@@ -21,6 +21,7 @@ from recovery.client import (
     cli_diagnose,
     cli_nodes,
     cli_options,
+    cli_pipeline,
     cli_policy,
     cli_upgrades,
     run_list,
@@ -64,7 +65,7 @@ def run_async(coro: Awaitable[int]) -> int:
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
-    from recovery.client import cli_pipeline, runs
+    from recovery.client import cli_pipeline, run_chain, runs
     from recovery.client.config import load_config
     from recovery.client.pipeline_file import is_pipeline_file
     from recovery.client.scheduler_choice import choose_scheduler
@@ -74,12 +75,16 @@ def cmd_submit(args: argparse.Namespace) -> int:
     config_path = args.config or (str(p) if (p := settings.config_path()) else None)
     config = load_config(config_path)
     chosen = choose_scheduler(args.scheduler, settings.scheduler(), config, config_path)
+    after = run_chain.parse_after(args.after) if args.after is not None else []
     if is_pipeline_file(args.script):
-        return run_async(cli_pipeline.submit(args, chosen.name))
+        return run_async(cli_pipeline.submit(args, chosen.name, after=after))
     if chosen.name == "local":
         refuse_on_local(args.sbatch_options)
     sbatch = typed(args.sbatch_options)
     spec = build_spec(args.script, args.args, chosen.name, args.policy, args.run, args.nodes, Path.cwd(), sbatch)
+    if after:
+        where = f"on the {chosen.name} scheduler (from {chosen.source})"
+        return run_async(cli_pipeline.submit_chained(spec, after, args.json, where, config.temporal))
 
     async def go() -> int:
         client = await connect(temporal=config.temporal)
@@ -223,6 +228,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--policy", default="default", help="a built-in policy name or a YAML file")
     p.add_argument("--run", help="a name for the run (the run id adds a short suffix)")
     p.add_argument("--nodes", type=int, help="nodes per attempt (default: #SBATCH --nodes, else 1)")
+    p.add_argument(
+        "--after",
+        metavar="RUN[,RUN]",
+        help="start the job only once these runs (or pipelines, or stages) completed; cancelled if one does not",
+    )
     p.add_argument("--json", action="store_true", help=f"print {JSON_SUBMIT} on stdout")
     # Not `--wait`: that is sbatch's own (-W), which a Slurm user may type.
     p.add_argument("--wait-for-job", dest="wait", type=float, default=15.0, help=argparse.SUPPRESS)
@@ -253,6 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help=JSON_SIGNAL + " (with kill_job)")
     p.set_defaults(func=cmd_signal)
     run_logs.register(sub)
+    cli_pipeline.register(sub)
 
     p = sub.add_parser("worker", help="run a worker (foreground)")
     p.add_argument("--scheduler", choices=["local", "slurm"])

@@ -23,6 +23,7 @@ from recovery.activities.logwatch import LogReading
 from recovery.activities.node_history import NodeHistoryActivities
 from recovery.activities.notify import NotifyActivities
 from recovery.activities.progress import ProgressParser
+from recovery.activities.run_waits import RunWaitActivities
 from recovery.activities.schedulers.base import Scheduler, SchedulerError
 from recovery.activities.signatures.catalog import load_catalog
 from recovery.activities.stage_jobs import StageJobActivities
@@ -132,6 +133,7 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
     activities = activities_for(scheduler, config)
     nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster, may_drain=config.drain_suspect_nodes)
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
+    activities.append(RunWaitActivities(client).await_runs)  # for chained runs (`submit --after`)
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
         workflows.append(SlurmDiscovery)
         start = functools.partial(runs.start_run, client)

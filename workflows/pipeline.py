@@ -11,22 +11,25 @@ stage's run does its own scheduler work.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import SearchAttributeUpdate
 from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowError, FailureError
-from temporalio.workflow import ChildWorkflowHandle, ParentClosePolicy
+from temporalio.workflow import ActivityCancellationType, ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from recovery.activities.actions import ActionActivities
+    from recovery.activities.run_waits import RunWaitActivities
     from recovery.activities.stage_jobs import StageJobActivities
     from recovery.workflows import search_attributes as sa
     from recovery.workflows.models import Attempt, CancelRequest, RunInput, RunState, RunStatus, SubmitInput
     from recovery.workflows.pipeline_models import (
         HOLDING_SCHEDULERS,
         PIPELINE,
+        AwaitRunsInput,
         PipelineAction,
         PipelineInput,
         PipelineStage,
@@ -98,7 +101,9 @@ class Pipeline:
             owner=inp.owner,
             scheduler=inp.scheduler,
         )
-        return PipelineStatus(pipeline=summary, stages=list(self.stages.values()), actions=self.actions)
+        return PipelineStatus(
+            pipeline=summary, stages=list(self.stages.values()), actions=self.actions, after=inp.after
+        )
 
     # --- the pipeline --------------------------------------------------------------------
 
@@ -108,6 +113,8 @@ class Pipeline:
         if inp.scheduler in HOLDING_SCHEDULERS and workflow.patched(HELD_STAGES_PATCH):
             await self._submit_held_stages()
         try:
+            if inp.after:
+                await self._wait_for_after()
             while not all(s.state.finished for s in self.stages.values()):
                 await self._forward_signals()
                 if self._cancel is not None:
@@ -188,7 +195,7 @@ class Pipeline:
             # their jobs alone, as a cancelled run does), rather than terminating them.
             parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
             memo=stage.memo,
-            search_attributes=sa.at_start(spec.scheduler, spec.owner),
+            search_attributes=sa.at_start(spec.scheduler, spec.owner, self.inp.pipeline_id),
             static_summary=f"stage {stage.name} of pipeline {self.inp.name} ({self.inp.pipeline_id})",
         )
         self._handles[stage.name] = handle
@@ -205,20 +212,22 @@ class Pipeline:
         """Submit every stage that needs another one now, held, so that the whole pipeline is in
         the queue; each stage's run adopts its job later (the same token: `submit_attempt`
         finds it). A stage whose held submission fails is submitted by its run when released."""
-        waiting = [stage for stage in self.inp.stages if stage.needs]
+        waiting = [stage for stage in self.inp.stages if stage.needs or self.inp.after]
         held = await asyncio.gather(*(self._submit_held(stage) for stage in waiting))
         for stage, attempt in zip(waiting, held, strict=True):
             if attempt is None:
                 continue
             self._held[stage.name] = attempt
             self._set(
-                stage.name, StageState.WAITING, f"job {attempt.job_id} held until {' and '.join(stage.needs)} complete"
+                stage.name,
+                StageState.WAITING,
+                f"job {attempt.job_id} held until {' and '.join(self._needs(stage))} complete",
             )
 
     async def _submit_held(self, stage: PipelineStage) -> Attempt | None:
         request = stage.spec.submit_request(0, [])
         request.hold = True
-        request.labels = {"pipeline": self.inp.pipeline_id, "stage": stage.name, "after": "+".join(stage.needs)}
+        request.labels = {"pipeline": self.inp.pipeline_id, "stage": stage.name, "after": "+".join(self._needs(stage))}
         try:
             attempt: Attempt = await workflow.execute_activity_method(
                 ActionActivities.submit_attempt,
@@ -286,8 +295,51 @@ class Pipeline:
     def _quick(stage: PipelineStage) -> timedelta:
         return timedelta(seconds=stage.spec.tuning.action_timeout_seconds)
 
+    def _needs(self, stage: PipelineStage) -> list[str]:
+        """What the stage waits for: the outside runs the pipeline follows, then its own needs."""
+        return [*self.inp.after, *stage.needs]
+
     def _why_released(self, stage: PipelineStage) -> str:
-        return f"{', '.join(stage.needs)} completed" if stage.needs else "needs nothing"
+        needs = self._needs(stage)
+        return f"{', '.join(needs)} completed" if needs else "needs nothing"
+
+    # --- runs it follows (`submit --after`) ----------------------------------------------
+
+    async def _wait_for_after(self) -> None:
+        """Release nothing before the outside runs it follows completed (an activity reads them:
+        a workflow cannot await one that is not its child). One that gave up or was cancelled
+        cancels every stage, which says why; a cancel signal ends the wait."""
+        before = {name: stage.detail for name, stage in self.stages.items()}  # a held job's, say
+        for name in self.stages:
+            held = f" (job {self._held[name].job_id} held)" if name in self._held else ""
+            self._set(name, StageState.WAITING, f"waits for {', '.join(self.inp.after)} to complete{held}")
+        tuning = self.inp.stages[0].spec.tuning  # the scheduler's: how often to look
+        wait = workflow.start_activity_method(
+            RunWaitActivities.await_runs,
+            AwaitRunsInput(runs=self.inp.after, poll_seconds=tuning.poll_seconds),
+            start_to_close_timeout=timedelta(days=30),
+            heartbeat_timeout=timedelta(seconds=tuning.heartbeat_timeout_seconds),
+            retry_policy=FOREVER,
+            cancellation_type=ActivityCancellationType.TRY_CANCEL,
+        )
+        await workflow.wait_condition(lambda: wait.done() or self._cancel is not None)
+        if not wait.done():
+            wait.cancel()
+            with contextlib.suppress(ActivityError):
+                await wait
+            return  # the run loop cancels the stages
+        failed = next((end for end in await wait if end.state is not RunState.COMPLETED), None)
+        if failed is None:
+            for name in self.stages:
+                self._set(name, StageState.WAITING, before[name])
+            return
+        detail = f"follows {failed.run}, which {'gave up' if failed.state is RunState.GAVE_UP else 'was cancelled'}"
+        detail += f" ({failed.detail})" if failed.detail else ""
+        for stage in self._waiting():
+            self._set(stage.name, StageState.CANCELLED, detail)
+            self._record("cancel", stage, detail)
+        self._cancel = CancelRequest()  # the pipeline ends cancelled, as its stages
+        await self._cancel_held_jobs()  # no held job left behind (the run loop will not run)
 
     async def _await_stage(self, name: str, handle: ChildWorkflowHandle[Any, RunStatus]) -> None:
         try:

@@ -119,6 +119,10 @@ class PipelineInput(Model):
     file: str  # the pipeline file's path, for people
     submitted_at: datetime
     stages: list[PipelineStage] = Field(min_length=1)
+    # Runs outside the pipeline (run or pipeline ids) that every stage waits for: `submit
+    # JOB.sbatch --after RUN[,RUN]` is a one-stage pipeline with these. One of them giving up or
+    # being cancelled cancels every stage.
+    after: list[str] = Field(default_factory=list)
 
 
 class StageState(StrEnum):
@@ -175,6 +179,7 @@ class PipelineStatus(Model):
     pipeline: PipelineSummary
     stages: list[StageStatus]
     actions: list[PipelineAction] = Field(default_factory=list)
+    after: list[str] = Field(default_factory=list)  # the outside runs it waits for (PipelineInput.after)
 
 
 class ReleaseRequest(Model):
@@ -203,3 +208,22 @@ class StageJobInput(Model):
 class StageJobResult(Model):
     changed: bool
     detail: str
+
+
+# A chained run's one stage (`submit JOB.sbatch --after RUN`): its run id is `PIPELINE_ID.run`.
+AFTER_STAGE = "run"
+
+
+class AwaitRunsInput(Model):
+    """Activity `await_runs`: wait until every run named has ended, or one did not complete."""
+
+    runs: list[str] = Field(min_length=1)
+    poll_seconds: float = Field(default=1.0, gt=0)
+
+
+class RunEnd(Model):
+    """How an outside run (or pipeline) ended: its final state, as its own status says."""
+
+    run: str
+    state: RunState
+    detail: str = ""

@@ -19,6 +19,7 @@ RecoveryAttempts=Int
 RecoveryLastSymptom=Keyword
 RecoveryExcludedNodes=KeywordList
 RecoveryOwner=Keyword
+RecoveryPipeline=Keyword
 "
 
 tries=0

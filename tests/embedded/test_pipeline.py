@@ -8,6 +8,8 @@ import asyncio
 import json
 import signal
 import sys
+import time
+import uuid
 from pathlib import Path
 
 from temporalio.client import Client
@@ -97,10 +99,19 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     assert [(a["kind"], a["stage"]) for a in data["actions"]] == [
         ("dag_release", "prep"), ("dag_release", "train"), ("dag_release", "eval"),
     ]  # fmt: skip
+    # The timeline: each stage's span, attempts and recoveries; the stages' goodput added up.
+    prep_view, train_view, eval_view = data["stages"]
+    assert [a["job_id"] for a in prep_view["attempts"]] == [a.job_id for a in prep.attempts]
+    assert "node2" in prep_view["attempts"][1]["excluded_nodes"]
+    assert [a["operation"] for a in prep_view["advice"]] == ["restart"]
+    assert prep_view["ended_at"] <= train_view["started_at"] and train_view["ended_at"] <= eval_view["started_at"]
+    assert data["goodput"]["failures"] == 1 and 0 < data["goodput"]["ettr"] < 1
+    assert data["goodput"]["elapsed_seconds"] == sum(s["goodput"]["elapsed_seconds"] for s in data["stages"])
 
     text = embedded.recovery("status", pipeline_id)
     assert text.returncode == 0, text.stderr
     assert f"pipeline {pipeline_id}" in text.stdout and "dag_release" in text.stdout
+    assert "advice restart -> converged" in text.stdout and "goodput  ETTR" in text.stdout
     watched = embedded.recovery("status", pipeline_id, "--watch")
     assert watched.returncode != 0 and len(watched.stderr.strip().splitlines()) == 1
     assert "is a pipeline" in watched.stderr
@@ -114,6 +125,8 @@ async def test_three_stages_run_in_order_after_a_recovered_first_stage(embedded:
     # The Temporal UI (and `temporal workflow list`) find a pipeline's stages by its id.
     stages = [wf.id async for wf in client.list_workflows(f'ParentWorkflowId="{pipeline_id}"')]
     assert sorted(stages) == sorted(submitted["stages"].values())
+    whole = [wf.id async for wf in client.list_workflows(f'RecoveryPipeline="{pipeline_id}"')]
+    assert sorted(whole) == sorted([pipeline_id, *submitted["stages"].values()])
     embedded.stop_workers()
 
 
@@ -164,3 +177,149 @@ def test_a_bad_pipeline_file_starts_nothing(embedded: Embedded) -> None:
         f"recovery: {path}:7: the stages' needs form a cycle: train -> eval -> train"
     ]
     assert embedded.recovery("list", "--json").stdout == before  # nothing was started
+
+
+# A one-node job that runs until its gate file exists, so a test decides when it ends.
+GATED = """\
+#!/bin/bash
+#SBATCH --nodes=1
+set -euo pipefail
+echo "start {name}" >> "$SLURM_SUBMIT_DIR/order.log"
+while [ ! -e "$SLURM_SUBMIT_DIR/go-{name}" ]; do sleep 0.1; done
+echo "end {name}" >> "$SLURM_SUBMIT_DIR/order.log"
+"""
+
+
+def gated_scripts(embedded: Embedded, *names: str) -> Path:
+    workdir = embedded.home / "jobs" / f"chain-{uuid.uuid4().hex[:6]}"
+    workdir.mkdir(parents=True)
+    for name in names:
+        (workdir / f"{name}.sbatch").write_text(GATED.format(name=name))
+    return workdir
+
+
+async def pipeline_detail(client: Client, pipeline_id: str) -> str:
+    status = await client.get_workflow_handle(pipeline_id).query("status", result_type=PipelineStatus)
+    return status.stages[0].detail
+
+
+async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded: Embedded, client: Client) -> None:
+    embedded.stop_workers()  # the doomed worker is the only one: no other carries on for it
+    doomed = embedded.start_worker()
+    workdir = gated_scripts(embedded, "first", "second", "third")
+    (workdir / "go-second").touch()
+    first = embedded.recovery("submit", "--json", "first.sbatch", cwd=workdir)
+    assert first.returncode == 0, first.stderr
+    first_run = json.loads(first.stdout)["run"]
+
+    unknown = embedded.recovery("submit", "--json", "--after", f"{first_run},nope-123", "second.sbatch", cwd=workdir)
+    assert unknown.returncode != 0 and unknown.stdout == ""
+    assert unknown.stderr.strip().splitlines() == ["recovery: --after: no run 'nope-123'; nothing was started"]
+
+    done = embedded.recovery("submit", "--json", "--after", first_run, "second.sbatch", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    chained = json.loads(done.stdout)
+    run = chained["run"]
+    assert chained["workflow_id"] == run and chained["job_id"] is None and chained["scheduler"] == "local"
+    assert chained["after"] == [first_run] and chained["stages"] == {"run": f"{run}.run"}
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (await pipeline_detail(client, run)).startswith("waits for"):
+        await asyncio.sleep(0.1)
+    assert (await pipeline_detail(client, run)).startswith(f"waits for {first_run} to complete (job ")  # held
+    doomed.send_signal(signal.SIGKILL)  # while the chained run waits
+    assert wait_for(lambda: doomed.poll() is not None, timeout=10)
+    embedded.start_worker()
+    assert "second" not in (workdir / "order.log").read_text()  # nothing ran before the first ended
+    (workdir / "go-first").touch()
+    result: PipelineStatus = await client.get_workflow_handle(run, result_type=PipelineStatus).result()
+    assert result.pipeline.state == "completed"
+    assert [(a.kind, a.detail.split(";")[0]) for a in result.actions] == [("dag_release", f"{first_run} completed")]
+    assert (workdir / "order.log").read_text().splitlines() == [
+        "start first",
+        "end first",
+        "start second",
+        "end second",
+    ]
+
+    # A run it follows that is cancelled cancels the chained run, which says so; its job never ran.
+    third = embedded.recovery("submit", "--json", "third.sbatch", cwd=workdir)
+    assert third.returncode == 0, third.stderr
+    third_run = json.loads(third.stdout)["run"]
+    done = embedded.recovery("submit", "--json", "--after", third_run, "second.sbatch", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    cancelled_run = json.loads(done.stdout)["run"]
+    assert embedded.recovery("cancel", third_run, "--kill-job").returncode == 0
+    result = await client.get_workflow_handle(cancelled_run, result_type=PipelineStatus).result()
+    assert result.pipeline.state == "cancelled"
+    assert (
+        result.stages[0].state == "cancelled" and result.stages[0].detail == f"follows {third_run}, which was cancelled"
+    )
+    shown = embedded.recovery("status", cancelled_run)
+    assert shown.returncode == 0 and f"follows {third_run}, which was cancelled" in shown.stdout
+    assert (workdir / "order.log").read_text().count("start second") == 1
+    embedded.stop_workers()
+
+
+HELD_PIPELINE = """\
+name: held for an operator
+stages:
+  - name: bad
+    script: bad.sbatch
+  - name: held
+    script: held.sbatch
+    needs: [bad]
+    on_dependency_failure: hold
+"""
+
+
+async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Client) -> None:
+    embedded.start_worker()
+    workdir = gated_scripts(embedded, "held")
+    (workdir / "go-held").touch()
+    # A user's bug: not retried, so the stage gives up at once and its dependant is held.
+    (workdir / "bad.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\necho \"ModuleNotFoundError: No module named 'flash_attn'\" >&2\nexit 1\n"
+    )
+    (workdir / "pipeline.yaml").write_text(HELD_PIPELINE)
+    done = embedded.recovery("submit", "--json", "pipeline.yaml", cwd=workdir)
+    assert done.returncode == 0, done.stderr
+    pipeline_id = json.loads(done.stdout)["pipeline"]
+    handle = client.get_workflow_handle(pipeline_id, result_type=PipelineStatus)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        status = await handle.query("status", result_type=PipelineStatus)
+        if status.stages[1].state == "held":
+            break
+        await asyncio.sleep(0.2)
+    assert [s.state for s in status.stages] == ["gave_up", "held"]
+
+    listed = embedded.recovery("list")
+    assert listed.returncode == 0, listed.stderr
+    rows = listed.stdout.splitlines()
+    at = next(i for i, row in enumerate(rows) if row.startswith(pipeline_id + " "))
+    assert "held for an operator (pipeline)" in rows[at] and rows[at + 1].startswith(f"└ {pipeline_id}.bad ")
+
+    for target, error in (
+        (f"{pipeline_id}.bad", f"stage 'bad' of pipeline {pipeline_id!r} is not held (it is gave_up)"),
+        (f"{pipeline_id}.nope", f"pipeline {pipeline_id!r} has no stage 'nope'"),
+        ("nope-123", "no pipeline 'nope-123' (give PIPELINE or PIPELINE.STAGE)"),
+    ):
+        refused = embedded.recovery("release", "--json", target)
+        assert refused.returncode != 0 and refused.stdout == ""
+        assert refused.stderr.strip().splitlines() == [f"recovery: {error}"]
+    assert not (workdir / "order.log").exists()  # the held stage has not run
+
+    released = embedded.recovery("release", "--json", pipeline_id)
+    assert released.returncode == 0, released.stderr
+    assert json.loads(released.stdout) == {
+        "pipeline": pipeline_id, "workflow_id": pipeline_id, "action": "release", "signalled": True,
+        "stages": ["held"],
+    }  # fmt: skip
+    result = await handle.result()
+    assert [s.state for s in result.stages] == ["gave_up", "completed"] and result.pipeline.state == "gave_up"
+    assert result.actions[-1].kind == "dag_release"
+    assert result.actions[-1].detail.startswith("released by an operator; job ")  # its held job let go
+    assert (workdir / "order.log").read_text().splitlines() == ["start held", "end held"]
+    ended = embedded.recovery("release", f"{pipeline_id}.held")
+    assert ended.stderr.strip() == f"recovery: pipeline {pipeline_id!r} has already ended"
+    embedded.stop_workers()

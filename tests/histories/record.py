@@ -33,13 +33,16 @@ from temporalio.client import Client, WorkflowHandle, WorkflowHistory
 
 from recovery.activities.schedulers.local import LocalScheduler
 from recovery.activities.schedulers.local import launcher as local_cluster
-from recovery.client import runs
+from recovery.client import pipelines, runs
 from recovery.client.config import WorkerConfig
+from recovery.client.pipeline_file import load_pipeline
+from recovery.client.run_chain import chained
 from recovery.client.submit import build_spec
 from recovery.client.temporal_client import connect
 from recovery.worker.devserver import DevServer
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import RunSpec, RunStatus, Tuning
+from recovery.workflows.pipeline_models import PipelineInput, PipelineStatus
 from tests.embedded.conftest import Embedded, free_port
 from tests.histories.record_slurm import SLURM, record_slurm
 
@@ -253,6 +256,86 @@ async def continue_as_new(rec: Recorder) -> None:
     await rec.save("continue_as_new", spec.run_id, "history past its limit: continued as new, crash recovered")
 
 
+def stage_script(workdir: Path, name: str, body: str = "sleep 0.3") -> None:
+    (workdir / f"{name}.sbatch").write_text(f"#!/bin/bash\n#SBATCH --nodes=1\n{body}\n")
+
+
+async def start_pipeline(rec: Recorder, workdir: Path, text: str, after: list[str] | None = None) -> PipelineInput:
+    path = workdir / "pipeline.yaml"
+    path.write_text(text)
+    inp = load_pipeline(str(path), "local")
+    for stage in inp.stages:
+        stage.spec.tuning = FAST
+    inp.after = after or []
+    await pipelines.start_pipeline(rec.client, inp)
+    return inp
+
+
+async def pipeline_result(rec: Recorder, pipeline_id: str, want: str) -> PipelineStatus:
+    handle = rec.client.get_workflow_handle(pipeline_id, result_type=PipelineStatus)
+    status: PipelineStatus = await handle.result()
+    if status.pipeline.state != want:
+        raise RuntimeError(f"{pipeline_id}: ended {status.pipeline.state}, wanted {want}")
+    return status
+
+
+async def pipeline(rec: Recorder) -> None:
+    """Three stages in a row, the first recovered from a GPU crash on node2 (the demo's job)."""
+    workdir = rec.emb.job_script("pipeline", fault_node="node2").parent
+    for name in ("train", "eval"):
+        stage_script(workdir, name)
+    text = (
+        "name: recorded\nstages:\n  - {name: prep, script: job.sbatch}\n"
+        "  - {name: train, script: train.sbatch, needs: [prep]}\n"
+        "  - {name: eval, script: eval.sbatch, needs: [train]}\n"
+    )
+    inp = await start_pipeline(rec, workdir, text)
+    await pipeline_result(rec, inp.pipeline_id, "completed")
+    await rec.save(
+        "pipeline", inp.pipeline_id, "a pipeline of three stages: the first recovered (crash), then the others"
+    )
+    await rec.save("pipeline_stage", inp.stages[0].spec.run_id, "a pipeline's first stage: crash recovered, completed")
+
+
+async def pipeline_hold_release(rec: Recorder) -> None:
+    """A stage gives up (a user's bug): one dependant is cancelled, one held until released."""
+    workdir = rec.emb.home / "jobs" / f"hold-{uuid.uuid4().hex[:6]}"
+    workdir.mkdir(parents=True)
+    stage_script(workdir, "bad", "echo \"ModuleNotFoundError: No module named 'flash_attn'\" >&2; exit 1")
+    for name in ("good", "held"):
+        stage_script(workdir, name)
+    text = (
+        "name: held\nstages:\n  - {name: bad, script: bad.sbatch}\n  - {name: good, script: good.sbatch}\n"
+        "  - {name: after, script: good.sbatch, needs: [bad, good]}\n"
+        "  - {name: held, script: held.sbatch, needs: [bad], on_dependency_failure: hold}\n"
+    )
+    inp = await start_pipeline(rec, workdir, text)
+    handle = rec.client.get_workflow_handle(inp.pipeline_id, result_type=PipelineStatus)
+    deadline = time.monotonic() + 90
+    while (await handle.query("status", result_type=PipelineStatus)).stages[3].state != "held":
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{inp.pipeline_id}: stage held never held")
+        await asyncio.sleep(0.2)
+    await pipelines.release_held(rec.client, f"{inp.pipeline_id}.held")
+    await pipeline_result(rec, inp.pipeline_id, "gave_up")
+    await rec.save(
+        "pipeline_hold_release", inp.pipeline_id,
+        "a stage gave up: one dependant cancelled, one held, released by an operator, completed",
+    )  # fmt: skip
+
+
+async def chained_run(rec: Recorder) -> None:
+    """`submit --after`: a run chained after a run that is recovered first, then completes."""
+    first = await rec.start(rec.emb.job_script("first", fault_node="node2"))
+    script = rec.emb.job_script("chained")
+    spec = build_spec(str(script), [], "local", "default", None, None, script.parent)
+    spec.tuning = FAST
+    inp = chained(spec, [first.run_id])
+    await pipelines.start_pipeline(rec.client, inp)
+    await pipeline_result(rec, inp.pipeline_id, "completed")
+    await rec.save("chained_run", inp.pipeline_id, "submit --after: released once the run it follows completed")
+
+
 async def node_history(rec: Recorder) -> None:
     """The cluster's NodeHistory entity, after the failures above reported their nodes."""
     async for wf in rec.client.list_workflows('WorkflowType="NodeHistory"'):
@@ -274,6 +357,9 @@ LOCAL: dict[str, Callable[[Recorder], Awaitable[None]]] = {
         pause_resume,
         cancel,
         continue_as_new,
+        pipeline,
+        pipeline_hold_release,
+        chained_run,
         node_history,
     )
 }

@@ -18,10 +18,14 @@ from temporalio.contrib.pydantic import pydantic_data_converter
 from recovery.client.replay import replay
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.pipeline import Pipeline
 from tests.histories.next_version import next_version
 
 HERE = Path(__file__).resolve().parent
 VERSIONS = sorted(p for p in HERE.iterdir() if (p / "manifest.json").is_file())
+# Pipelines, and `submit --after` (a one-stage pipeline that waits for other runs); each also
+# recorded as `NAME_unheld`, before waiting stages were queued held (no `pipeline-held-stages` marker).
+PIPELINE_PATHS = {"pipeline", "pipeline_stage", "pipeline_hold_release", "chained_run"}
 # The paths a run can take (tests/histories/record.py and record_slurm.py).
 PATHS = {
     "adopted_slurm_job",
@@ -35,6 +39,7 @@ PATHS = {
     "cancel",
     "continue_as_new",
     "node_history",
+    *PIPELINE_PATHS,
 }
 
 
@@ -52,6 +57,34 @@ def activities_of(history: WorkflowHistory) -> list[str]:
         for e in history.events
         if e.HasField("activity_task_scheduled_event_attributes")
     ]
+
+
+def test_the_pipeline_paths_are_recorded_and_take_the_paths_they_name() -> None:
+    histories = {}
+    for folder in VERSIONS:
+        manifest = json.loads((folder / "manifest.json").read_text())
+        histories |= {name.removesuffix(".json"): folder / name for name in manifest["histories"]}
+    assert set(histories) >= PIPELINE_PATHS, f"no recording of {sorted(PIPELINE_PATHS - set(histories))}"
+    events = {name: json.loads(histories[name].read_text())["events"] for name in PIPELINE_PATHS}
+
+    def count(name: str, event_type: str) -> int:
+        return sum(e["eventType"] == f"EVENT_TYPE_{event_type}" for e in events[name])
+
+    def activities(name: str) -> list[str]:
+        return [
+            e["activityTaskScheduledEventAttributes"]["activityType"]["name"]
+            for e in events[name]
+            if "activityTaskScheduledEventAttributes" in e
+        ]
+
+    assert count("pipeline", "START_CHILD_WORKFLOW_EXECUTION_INITIATED") == 3
+    assert activities("pipeline").count("dag_release") == 2  # the stages that waited were queued held
+    assert count("pipeline_hold_release", "START_CHILD_WORKFLOW_EXECUTION_INITIATED") == 3  # one cancelled
+    assert "dag_cancel" in activities("pipeline_hold_release")  # the cancelled stage's held job
+    assert count("pipeline_hold_release", "WORKFLOW_EXECUTION_SIGNALED") == 1  # the release
+    assert activities("chained_run") == ["submit_attempt", "await_runs", "dag_release"]
+    assert count("chained_run", "START_CHILD_WORKFLOW_EXECUTION_INITIATED") == 1
+    assert "requeue_hold" in activities("pipeline_stage")  # a recovery
 
 
 def test_every_version_folder_names_its_version_and_covers_every_path() -> None:
@@ -77,7 +110,7 @@ async def test_an_unguarded_change_to_the_restart_path_fails_exactly_the_runs_th
 ) -> None:
     changed = next_version(tmp_path, guarded=False).TrainingRun
     histories = [h for folder in VERSIONS for h in load(folder)]
-    failures = await replay(histories, pydantic_data_converter, (changed, NodeHistory, SlurmDiscovery))
+    failures = await replay(histories, pydantic_data_converter, (changed, Pipeline, NodeHistory, SlurmDiscovery))
     restarted = {h.run_id for h in histories if "requeue_hold" in activities_of(h)}
     assert restarted, "the recorded histories should include restarts"
     assert {f.run_id for f in failures} == restarted
@@ -87,13 +120,13 @@ async def test_an_unguarded_change_to_the_restart_path_fails_exactly_the_runs_th
 async def test_the_same_change_behind_workflow_patched_replays_everything(tmp_path: Path) -> None:
     changed = next_version(tmp_path, guarded=True).TrainingRun
     histories = [h for folder in VERSIONS for h in load(folder)]
-    assert await replay(histories, pydantic_data_converter, (changed, NodeHistory, SlurmDiscovery)) == []
+    assert await replay(histories, pydantic_data_converter, (changed, Pipeline, NodeHistory, SlurmDiscovery)) == []
 
 
 async def test_replay_spread_over_processes_finds_the_same_failures(tmp_path: Path) -> None:
     changed = next_version(tmp_path, guarded=False).TrainingRun
     histories = [h for folder in VERSIONS for h in load(folder)]
-    workflows = (changed, NodeHistory, SlurmDiscovery)
+    workflows = (changed, Pipeline, NodeHistory, SlurmDiscovery)
     alone = await replay(histories, pydantic_data_converter, workflows, processes=1)
     spread = await replay(histories, pydantic_data_converter, workflows, processes=2, batch=4)
     assert alone and sorted(alone, key=lambda f: f.run_id) == sorted(spread, key=lambda f: f.run_id)

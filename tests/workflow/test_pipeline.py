@@ -17,8 +17,9 @@ from temporalio.testing import WorkflowEnvironment
 
 from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import CancelRequest, JobState, RunStatus
+from recovery.workflows.models import TRAINING_RUN, CancelRequest, JobState, RunInput, RunStatus
 from recovery.workflows.pipeline_models import (
+    AFTER_STAGE,
     PIPELINE,
     PipelineInput,
     PipelineStage,
@@ -203,3 +204,73 @@ async def test_a_pipeline_cancelled_from_temporal_leaves_no_held_job(skipping_en
             await handle.result()
     assert scheduler.jobs[held.job_id].state is JobState.CANCELLED
     assert ("release", held.job_id) not in scheduler.calls
+
+
+@asynccontextmanager
+async def chained_after(
+    env: WorkflowEnvironment, scheduler: ScriptedScheduler, names: list[str]
+) -> AsyncIterator[tuple[list[str], Handle]]:
+    """`submit --after`: runs named `names` started first, then a one-stage pipeline (its stage,
+    `run`, is the chained run) that follows them."""
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    inp = pipeline((AFTER_STAGE, [], "cancel"))
+    async with build_worker(env.client, scheduler, WorkerConfig(), task_queue=queue):
+        followed = []
+        for name in names:
+            spec = make_spec(nodes=1)
+            spec.name = name
+            await env.client.start_workflow(TRAINING_RUN, RunInput(spec=spec), id=spec.run_id, task_queue=queue)
+            followed.append(spec.run_id)
+        inp.after = followed
+        yield (
+            followed,
+            await env.client.start_workflow(
+                PIPELINE, inp, id=inp.pipeline_id, task_queue=queue, result_type=PipelineStatus
+            ),
+        )
+
+
+async def test_a_chained_run_starts_once_every_run_it_follows_completed(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"b": ["fail:node1", "complete"]}  # b is recovered (a new attempt) first
+    async with chained_after(skipping_env, scheduler, ["a", "b"]) as (followed, handle):
+        status = await handle.result()
+    assert status.pipeline.state == "completed" and status.after == followed
+    events = scheduler.events
+    # queued held at the start (its job in the queue all along), released once both completed
+    assert events.count("hold run") == 1 and "submit run" not in events and events.count("release run") == 1
+    assert events.index("release run") > max(events.index("end a COMPLETED"), events.index("end b COMPLETED"))
+    job = next(j for j in scheduler.jobs.values() if j.name == "run")
+    assert [(a.kind, a.stage, a.detail) for a in status.actions] == [
+        ("dag_release", AFTER_STAGE, f"{followed[0]}, {followed[1]} completed; job {job.job_id} released")
+    ]
+
+
+async def test_a_chained_run_is_cancelled_when_a_run_it_follows_gives_up(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}  # fails every time: gives up
+    async with chained_after(skipping_env, scheduler, ["good", "bad"]) as (followed, handle):
+        status = await handle.result()
+    assert status.pipeline.state == "cancelled"
+    (stage,) = status.stages
+    assert stage.state == "cancelled" and stage.detail == f"follows {followed[1]}, which gave up"
+    job = next(j for j in scheduler.jobs.values() if j.name == "run")
+    assert [(a.kind, a.stage, a.detail) for a in status.actions] == [
+        ("cancel", AFTER_STAGE, f"follows {followed[1]}, which gave up; job {job.job_id} cancelled")
+    ]
+    assert job.state is JobState.CANCELLED  # its held job is not left in the queue
+    assert "release run" not in scheduler.events and "submit run" not in scheduler.events
+
+
+async def test_a_chained_run_cancelled_while_it_waits_starts_nothing(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"])  # the followed run's job runs until cancelled
+    async with chained_after(skipping_env, scheduler, ["long"]) as (followed, handle):
+        status = await eventually(handle, lambda s: s.stages[0].detail.startswith("waits for"))
+        job = next(j for j in scheduler.jobs.values() if j.name == "run")
+        assert status.stages[0].detail == f"waits for {followed[0]} to complete (job {job.job_id} held)"
+        assert status.pipeline.state == "pending"
+        await handle.signal("cancel", CancelRequest())
+        status = await handle.result()
+        await skipping_env.client.get_workflow_handle(followed[0]).signal("cancel", CancelRequest())
+    assert status.pipeline.state == "cancelled" and states(status) == {AFTER_STAGE: "cancelled"}
+    assert "release run" not in scheduler.events and scheduler.jobs[job.job_id].state is JobState.CANCELLED
