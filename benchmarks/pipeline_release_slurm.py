@@ -93,7 +93,11 @@ async def one_pipeline(rig: Rig, i: int, poll: float) -> tuple[float, float]:
     path.write_text(PIPELINE.format(i=i))
     inp = await rig.start_pipeline(path, FAST.model_copy(update={"poll_seconds": poll}))
     handle = rig.client.get_workflow_handle(inp.pipeline_id, result_type=PipelineStatus)
-    result = await asyncio.wait_for(handle.result(), 180)
+    try:
+        result = await asyncio.wait_for(handle.result(), 180)
+    except TimeoutError:
+        status = await handle.query("status", result_type=PipelineStatus)
+        raise RuntimeError(f"{status.model_dump_json(indent=1)}\n{rig.worker_logs()}") from None
     if result.pipeline.state.value != "completed":
         raise RuntimeError(result.model_dump_json(indent=1))
     first, second = [await rig.status(s.spec.run_id) for s in inp.stages]
