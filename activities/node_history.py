@@ -1,22 +1,31 @@
 """Activities between a run and its cluster's NodeHistory entity: report failures, ask for suspects.
 
-Reporting uses signal-with-start, so the entity is created by the first failure on a cluster
-and simply signalled afterwards. Both are safe to retry: the entity counts a failure once per
-(run, attempt, node), and a query changes nothing.
+Both go through the entity's `report_failure` update, batched per worker (`node_history_batch`):
+a report with update-with-start, so the first failure on a cluster creates the entity; a
+question as a plain update, so asking creates nothing. Both are safe to retry: the entity counts
+a failure once per (run, attempt, node), and a question changes nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Protocol, runtime_checkable
 
 import structlog
 from temporalio import activity
-from temporalio.client import Client
+from temporalio.client import (
+    Client,
+    WithStartWorkflowOperation,
+    WorkflowUpdateFailedError,
+    WorkflowUpdateRPCTimeoutOrCancelledError,
+)
+from temporalio.common import WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery.activities.errors import scheduler_errors
+from recovery.activities.node_history_batch import UpdateBatcher
 from recovery.activities.schedulers.base import Drainable, Scheduler, out_of_rotation
 from recovery.workflows.node_history import NodeHistory, history_id
 from recovery.workflows.node_history.models import (
@@ -24,12 +33,16 @@ from recovery.workflows.node_history.models import (
     DrainResult,
     NodeFailureReport,
     NodeHistoryInput,
+    NodeHistoryUpdate,
     NodeQuery,
     NodeSummary,
     SuspectQuery,
 )
 
 QUERY_TIMEOUT = timedelta(seconds=10)
+# One update round trip, queued behind a burst's others at the entity; inside every activity's timeout.
+UPDATE_TIMEOUT = timedelta(seconds=60)
+UPDATE_ERRORS = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError)
 log = structlog.get_logger("recovery.activities")
 
 
@@ -48,6 +61,7 @@ class NodeHistoryActivities:
         self.scheduler = scheduler
         self._cluster = cluster  # configured, or learned once from the scheduler
         self.may_drain = may_drain  # the operator's consent (config `drain_suspect_nodes`)
+        self._batchers: dict[tuple[str, str], UpdateBatcher] = {}
 
     async def cluster(self, named: str | None = None) -> str:
         """The cluster a report is about: as named, else the configured one, else the
@@ -67,37 +81,55 @@ class NodeHistoryActivities:
         """Record each failure on the cluster's node history, creating it on first use.
         Returns the cluster it was recorded for."""
         cluster = await self.cluster(inp.cluster)
-        for failure in inp.failures:
-            await self.client.start_workflow(
-                NodeHistory.run,
-                NodeHistoryInput(cluster=cluster),
-                id=history_id(cluster),
-                task_queue=activity.info().task_queue,
-                start_signal="record_failure",
-                start_signal_args=[failure],
-            )
+        if inp.failures:
+            now = max(failure.at for failure in inp.failures)
+            await self._batcher(cluster).ask(inp.failures, None, now)
         return cluster
 
     @activity.defn
     async def suspect_nodes(self, inp: SuspectQuery) -> list[str]:
         """The cluster's suspect nodes at `inp.now`; none while it has no node history yet."""
         cluster = await self.cluster(inp.cluster)
-        handle = self.client.get_workflow_handle_for(NodeHistory.run, history_id(cluster))
-        query = NodeQuery(rule=inp.rule, now=inp.now)
         try:
-            return await handle.query(NodeHistory.suspects, query, rpc_timeout=_query_timeout())
-        except RPCError as e:
-            if e.status == RPCStatusCode.NOT_FOUND:
-                return []  # no failure has implicated a node on this cluster yet
-            if e.status in (RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.CANCELLED):
-                # No worker polls the entity's task queue: asking again soon will not help, and
-                # a query left waiting would outlive the activity and hold up worker shutdown.
-                raise ApplicationError(
-                    f"the node history of cluster {cluster!r} did not answer: {e.message}",
-                    type="NodeHistoryUnavailable",
-                    non_retryable=True,
-                ) from e
-            raise
+            return await self._batcher(cluster).ask([], inp.rule, inp.now)
+        except (WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError) as e:
+            # No worker runs the entity: asking again soon will not help.
+            raise ApplicationError(
+                f"the node history of cluster {cluster!r} did not answer: {e}",
+                type="NodeHistoryUnavailable",
+                non_retryable=True,
+            ) from e
+
+    def _batcher(self, cluster: str) -> UpdateBatcher:
+        """One per cluster and task queue (where the entity is started), for this worker."""
+        key = (cluster, activity.info().task_queue)
+        batcher = self._batchers.get(key)
+        if batcher is None:
+            batcher = self._batchers[key] = UpdateBatcher(lambda update: self._update(*key, update), UPDATE_ERRORS)
+        return batcher
+
+    async def _update(self, cluster: str, task_queue: str, update: NodeHistoryUpdate) -> list[list[str]]:
+        """One `report_failure` update: with start when it carries failures (the first creates the
+        entity), plain otherwise (a question creates nothing: no history, no suspects)."""
+        async with asyncio.timeout(UPDATE_TIMEOUT.total_seconds()):
+            if update.failures:
+                start = WithStartWorkflowOperation(
+                    NodeHistory.run,
+                    NodeHistoryInput(cluster=cluster),
+                    id=history_id(cluster),
+                    id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                    task_queue=task_queue,
+                )
+                return await self.client.execute_update_with_start_workflow(
+                    NodeHistory.report_failure, update, start_workflow_operation=start
+                )
+            handle = self.client.get_workflow_handle_for(NodeHistory.run, history_id(cluster))
+            try:
+                return await handle.execute_update(NodeHistory.report_failure, update)
+            except RPCError as e:
+                if e.status == RPCStatusCode.NOT_FOUND:
+                    return [[] for _ in update.rules]  # no failure has implicated a node here yet
+                raise
 
     @activity.defn
     async def drain_nodes(self, inp: DrainInput) -> DrainResult:

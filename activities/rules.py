@@ -16,8 +16,8 @@
 from __future__ import annotations
 
 from recovery.activities.addresses import canonical_address
+from recovery.activities.observer.news import describe_exit, failed_tasks
 from recovery.activities.signatures.prefixes import is_ip, node_name
-from recovery.activities.watch import describe_exit, failed_tasks
 from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
 
 _UNUSABLE = ("down", "drain", "fail", "not_responding")

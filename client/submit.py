@@ -15,10 +15,16 @@ from recovery.workflows.policy_files import load_policy
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 TUNING = {
-    "local": Tuning(),
-    # Polls of all watched jobs are shared (activities/schedulers/coalesce.py), so a short
-    # interval costs a few squeues a second per worker, not one per run.
-    "slurm": Tuning(poll_seconds=1.0, heartbeat_timeout_seconds=60.0, verify_timeout_seconds=600.0),
+    # One observer per worker looks at every watched job and log (activities/observer/), so a
+    # short poll costs one scheduler read per worker, not one per run. What an idle run costs
+    # is its watch's heartbeat; its timeout is also how long a lost worker's runs wait to move.
+    "local": Tuning(watch_heartbeat_timeout_seconds=60.0),
+    "slurm": Tuning(
+        poll_seconds=1.0,
+        heartbeat_timeout_seconds=60.0,
+        verify_timeout_seconds=600.0,
+        watch_heartbeat_timeout_seconds=300.0,
+    ),
 }
 
 

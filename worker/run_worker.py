@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
 from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.worker import Worker
+from temporalio.worker import Interceptor, Worker
 
 from recovery import settings
 from recovery.activities.actions import ActionActivities
@@ -127,7 +127,14 @@ def stage_job_activities(scheduler: Scheduler) -> list[Callable[..., Any]]:
 SHORT_ACTIVITY_SLOTS = 200
 
 
-def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, task_queue: str | None = None) -> Worker:
+def build_worker(
+    client: Client,
+    scheduler: Scheduler,
+    config: WorkerConfig,
+    task_queue: str | None = None,
+    interceptors: Sequence[Interceptor] = (),
+) -> Worker:
+    """The worker; `interceptors` run after its own (a test counts what activities do)."""
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun, Pipeline, NodeHistory]
     activities = activities_for(scheduler, config)
@@ -146,7 +153,7 @@ def build_worker(client: Client, scheduler: Scheduler, config: WorkerConfig, tas
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
         max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
-        interceptors=[ActivityContext(scheduler.name), SchedulerGuard(config.scheduler)],
+        interceptors=[ActivityContext(scheduler.name), SchedulerGuard(config.scheduler), *interceptors],
     )
 
 

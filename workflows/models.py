@@ -577,6 +577,13 @@ class Tuning(Model):
     verify_timeout_seconds: float = Field(default=120.0, gt=0)
     action_timeout_seconds: float = Field(default=30.0, gt=0)
     history_events_limit: int = Field(default=5000, ge=10)
+    # The watch's own heartbeat timeout (None: heartbeat_timeout_seconds): how long a lost
+    # worker's watches wait before they move to a live one, and what an idle run costs (a
+    # heartbeat every 0.8 of it). Runs before the observer used heartbeat_timeout_seconds.
+    watch_heartbeat_timeout_seconds: float | None = Field(default=None, gt=0)
+    # The run's safety net: a watch that brought no news this long is re-armed, and the
+    # observer judges the attempt again from the scheduler's state then.
+    watch_rearm_seconds: float = Field(default=1800.0, gt=0)
 
 
 class DiagnoseResult(Model):

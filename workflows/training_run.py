@@ -73,6 +73,10 @@ RESUBMIT_WHEN = ("NotRequeueable", "JobNotFound")
 WRONG_SCHEDULER = "WrongScheduler"
 # Histories from before hung attempts' stacks were collected replay without that activity.
 HANG_STACKS_PATCH = "hang-stacks"
+WAIT_FOR_CANCEL = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+# Histories from before the worker's observer replay their watches as they were: a heartbeat
+# timeout shared with the other activities, no safety timer, cancellation waited for.
+OBSERVER_PATCH = "observer-watch"
 
 
 @workflow.defn(name=TRAINING_RUN)
@@ -185,7 +189,43 @@ class TrainingRun:
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
         """The watch result, or None when a cancel signal arrived first."""
-        watch = workflow.start_activity_method(
+        if workflow.patched(OBSERVER_PATCH):
+            return await self._await_news(attempt)
+        watch = self._start_watch(attempt, self.tuning.heartbeat_timeout_seconds, WAIT_FOR_CANCEL)
+        await workflow.wait_condition(lambda: watch.done() or self._cancel is not None)
+        if watch.done():
+            return await watch
+        watch.cancel()
+        with contextlib.suppress(ActivityError):
+            await watch  # the watch acknowledges before the run says it stopped watching
+        return None
+
+    async def _await_news(self, attempt: Attempt) -> WatchResult | None:
+        """Wait for the worker's observer to wake the run with news of its attempt. A durable
+        timer is the safety net: a watch quiet for `watch_rearm_seconds` is re-armed, and the
+        observer (of whichever worker takes it) judges the attempt from the scheduler's state
+        now. A cancelled watch is not waited for: it only ever reads."""
+        tuning = self.tuning
+        beat = tuning.watch_heartbeat_timeout_seconds or tuning.heartbeat_timeout_seconds
+        while True:
+            watch = self._start_watch(attempt, beat, ActivityCancellationType.TRY_CANCEL)
+            try:
+                await workflow.wait_condition(
+                    lambda w=watch: w.done() or self._cancel is not None,  # type: ignore[misc]
+                    timeout=timedelta(seconds=tuning.watch_rearm_seconds),
+                )
+            except TimeoutError:
+                watch.cancel()
+                continue
+            if not watch.done():
+                watch.cancel()
+                return None
+            return await watch
+
+    def _start_watch(
+        self, attempt: Attempt, heartbeat_seconds: float, cancellation: ActivityCancellationType
+    ) -> workflow.ActivityHandle[WatchResult]:
+        return workflow.start_activity_method(
             WatchActivities.watch_attempt,
             WatchInput(
                 run_id=self.spec.run_id,
@@ -194,17 +234,10 @@ class TrainingRun:
                 policy=self.spec.policy,
             ),
             start_to_close_timeout=timedelta(days=30),
-            heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
+            heartbeat_timeout=timedelta(seconds=heartbeat_seconds),
             retry_policy=FOREVER,
-            cancellation_type=ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+            cancellation_type=cancellation,
         )
-        await workflow.wait_condition(lambda: watch.done() or self._cancel is not None)
-        if watch.done():
-            return await watch
-        watch.cancel()
-        with contextlib.suppress(ActivityError):
-            await watch  # the watch acknowledges before the run says it stopped watching
-        return None
 
     def _progress_made(self, attempt: Attempt, result: WatchResult) -> None:
         """An attempt's first progress: training runs (again); a restart is only done now."""

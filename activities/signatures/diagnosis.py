@@ -67,7 +67,17 @@ ELASTIC_PATTERNS = [
     ("elastic:signal", r"\btraceback\s*: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
-EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS
+# nvidia-smi's table row of a GPU: its index, then (after the name) its PCI bus id with an
+# 8-digit domain (`|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |`). A log that
+# holds the table maps the bus ids the driver's messages name to the indices the user knows.
+GPU_PATTERNS = [
+    (
+        "gpu:smi-row",
+        r"^\|\s+(?P<gpu>\d{1,2})\s+[^|]{1,60}\|\s+(?:0000)?(?P<pci>[0-9A-Fa-f]{4}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2})\.\d\s",
+    )
+]
+MAX_GPUS = 256
+EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
@@ -138,6 +148,7 @@ class LogDiagnoser:
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
+        self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -180,9 +191,13 @@ class LogDiagnoser:
             # more places (`srun: error: c002: task 0: Killed` is srun's, not a bare `Killed`).
             best = max(signatures, key=self._rank_on_line)
             self._add_candidate(best, siblings=[m for m in signatures if m is not best])
-        if structure and structure[0].pattern != "struct:traceback":
+        if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         if signatures or structure:
+            return None
+        if matches[0].pattern == "gpu:smi-row":
+            if len(self._gpu_index) < MAX_GPUS:
+                self._gpu_index[matches[0].groups["pci"].lower()] = f"gpu{matches[0].groups['gpu']}"
             return None
         elastic = [m for m in matches if m.pattern.startswith("elastic:")]
         if elastic:
@@ -291,17 +306,31 @@ class LogDiagnoser:
 
     def _tiers(self) -> list[_Candidate]:
         """The candidates that may speak, by tier: signatures' root causes; else uncaught
-        exceptions no signature knew (a bare one only at the log's end); else cascades."""
+        exceptions no signature knew (a bare one only at the log's end, as a traceback the log
+        ends inside); else cascades."""
         tail = self.scanner.lines - BARE_EXCEPTION_TAIL
         # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
         # its peers still tell a network error who went away.
         live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
+        if not roots and not fallbacks:
+            progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
+            fallbacks = self._unfinished(max(tail, progressed))
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
         return roots or fallbacks or told or live
+
+    def _unfinished(self, after: int) -> list[_Candidate]:
+        """A log that ends inside a traceback (cut off before its exception line) died of it."""
+        found = []
+        for uncaught in self._tracebacks.unfinished(after):
+            signature = uncaught_signature(uncaught)
+            if not signature.cascade:
+                writer = self._writer(uncaught.match)
+                found.append(_Candidate(uncaught.match, signature, writer, self.max_step, fallback=True))
+        return found
 
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
@@ -330,7 +359,15 @@ class LogDiagnoser:
                 if other is not winner and not other.signature.cascade and other.signature.category == sig.category:
                     found.add_groups(other.match.groups)
                     found.add_context(other.context)
+        if sig.cascade and not (found.ranks or found.nodes or found.peers):
+            # Follow-on errors alone: what a cascade's groups name is the failed party (never the
+            # rank reporting), so another's (`Process name: [[29973,1],0]` after Open MPI's
+            # "exited with non-zero status") says where the first one happened.
+            for other in self._pending:
+                if other is not winner and other.signature.cascade and not other.context.warning:
+                    found.add_groups(other.match.groups)
         found.map_ranks(self.layout)
+        found.map_gpus(self._gpu_index)
         # The winning line first, then its context in log order.
         context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)
         explanation = _sentence(sig, found, len(self._pending) - 1)
@@ -376,9 +413,21 @@ def _unwinding(match: LineMatch) -> bool:
     return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
 
 
+# An exception line whose message starts on the next line (`AssertionError: ` then the text, as
+# Python prints a message that begins with a line break): the lines after it are its message.
+_EMPTY_MESSAGE = re.compile(r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_\w+)?:?\s*$")
+MESSAGE_LINES = 3
+
+
 def _winner(pool: list[_Candidate]) -> _Candidate:
-    """The earliest root cause (on one line, the higher priority), unless a node fault explains it."""
+    """The earliest root cause (on one line, the higher priority), unless a node fault explains it.
+    An exception line with no message of its own gives way to a root cause its message lines hold."""
     first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
+    if _EMPTY_MESSAGE.search(first.match.text):
+        end = first.match.line + MESSAGE_LINES
+        told = [c for c in pool if first.match.line < c.match.line <= end and not c.signature.cascade]
+        if told:
+            first = min(told, key=lambda c: (c.match.line, -c.signature.priority))
     if first.signature.category not in EXPLAINED_BY_HARDWARE:
         return first
     faults = [c for c in pool if c.signature.category == "hardware" and c.signature.exclude and not c.fallback]
@@ -409,7 +458,7 @@ def uncaught_signature(uncaught: Uncaught) -> Signature:
     """A signature standing for an exception class, from the exceptions table (else `unknown`).
     Built without validation: it has no pattern of its own, the structure found its line."""
     fact = uncaught.fact
-    what = f"the program ended in an uncaught {uncaught.name}"
+    what = f"the program ended in an uncaught {uncaught.name or 'exception (the log ends inside its traceback)'}"
     return Signature.model_construct(
         id="uncaught-exception",
         description=f"{what} ({fact.description})" if fact else f"{what}, a class no table knows",

@@ -7,10 +7,15 @@
     Mar  3 12:34:56 node7 kernel: ...    syslog (also ISO timestamps)
     [node7] ...                          a bracketed host name (with a digit in it)
     node7: ...                           pdsh/clush host prefix (with a digit in it)
+    [node7:12345:0] ...                  UCX's and Open MPI's host:pid(:tid) prefix
     slurmstepd-node7: error: ...         Slurm's step daemon, built for several slurmd per host
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
-    (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes
+    (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
+    [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
+    [rank: 3] ...                        Lightning's rank-prefixed messages
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
+    NVRM: GPU0 nvAssertFailedNoLog: ...  the NVIDIA driver names the GPU it speaks of (GPU 0)
+    NVRM: GPU 0000:3b:00.0: ...          ... or its PCI bus id
 
 Only the first few hundred characters are looked at, with anchored patterns, so this is cheap
 and cannot be slowed down by long lines.
@@ -34,16 +39,32 @@ _RANK = re.compile(r"\[rank(\d{1,6})\]:")
 # that is the rank that hit the error (for a timeout it is a victim, but cascades do not use it).
 _MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]{0,40}?)?Rank (\d{1,6})\]")
 _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
+# The NVIDIA driver's messages about one GPU: `NVRM: GPU0 ...` (open-gpu-kernel-modules'
+# per-GPU NV_PRINTF prefix), `NVRM: GPU 0000:3b:00.0: ...` and `NVRM: GPU at PCI:0000:3b:00: ...`.
+_NVRM_GPU = re.compile(r"NVRM: GPU(?:(\d{1,3})\b| (?:at PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}))")
 _NCCL = re.compile(r"(?:^|[\s\]:])([A-Za-z][\w.-]{0,62}):\d{1,9}:\d{1,9} \[\d{1,3}\]")
 _SYSLOG = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S{0,20})"  # the time
     r" ([\w.-]{1,63}) [\w./-]{1,40}(?:\[\d+\])?: "  # host, then program[pid]:
 )
 _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
+# UCX's `[host:pid:tid]` (`[1659624398.917405] [node7:12345:0]`) and Open MPI's `[host:pid]`,
+# structured prefixes whose first field is the host whatever its name (not a `file.py:line`).
+_HOST_PID = re.compile(
+    r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])([A-Za-z][\w.-]{0,62}):\d{1,9}(?::\d{1,9}){0,2}\]"
+)
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
 # Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
-_ENGINE_RANK = re.compile(r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]")
+# vLLM's V1 workers are `(Worker_TP1 pid=530)`, `(Worker_PP0_TP1 pid=...)`: with pipeline stages
+# the TP index is a global rank only on the first stage.
+_ENGINE_RANK = re.compile(
+    r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]"
+    r"|\((?:VllmWorker|Worker)(?:_PP0)?_TP(\d{1,5}) pid=\d+\)"
+)
+# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD) and Lightning's
+# rank_prefixed_message (`[rank: 3] ...`).
+_TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: (\d{1,6})\]")
 
 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
@@ -57,6 +78,7 @@ class LineContext:
     host: str | None = None
     local_rank: int | None = None
     severity: str | None = field(default=None, compare=False)  # I, W, E or F from a glog-style prefix
+    gpu: str | None = field(default=None, compare=False)  # `gpu0` or a PCI bus id `0000:3b:00`
 
     @property
     def warning(self) -> bool:
@@ -76,7 +98,9 @@ def line_context(text: str) -> LineContext:
         rank, head = int(m.group(1)), head[m.end() :]
     elif ((m := _PDSH.match(head)) and _named(m.group(1))) or (m := _RAY.match(head)):
         host, head = m.group(1).removeprefix(_STEPD) or m.group(1), head[m.end() :]
-    if rank is None and (m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head)):
+    if rank is None and (
+        m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head) or _TAGGED_RANK.search(head)
+    ):
         rank = int(next(g for g in m.groups() if g is not None))
     local = _LOCAL.search(head)
     if host is None:
@@ -87,7 +111,14 @@ def line_context(text: str) -> LineContext:
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
         severity=severity.group(1) if severity else None,
+        gpu=_gpu(head),
     )
+
+
+def _gpu(head: str) -> str | None:
+    if "NVRM" not in head or (m := _NVRM_GPU.search(head)) is None:
+        return None
+    return f"gpu{m.group(1)}" if m.group(1) is not None else m.group(2).lower()
 
 
 def line_rank(text: str) -> int | None:
@@ -95,8 +126,8 @@ def line_rank(text: str) -> int | None:
     head = text[:_HEAD]
     if m := _SRUN.match(head):
         return int(m.group(1))
-    m = _RANK.search(head)
-    return int(m.group(1)) if m else None
+    m = _RANK.search(head) or _TAGGED_RANK.search(head)
+    return int(next(g for g in m.groups() if g is not None)) if m else None
 
 
 def _host(head: str) -> str | None:
@@ -105,6 +136,8 @@ def _host(head: str) -> str | None:
     if m := _SYSLOG.match(head):
         return m.group(1)
     if (m := _BRACKET.match(head)) and _named(m.group(1)) and not m.group(1).startswith(("rank", "default")):
+        return m.group(1)
+    if m := _HOST_PID.match(head) or _HOST_PID.search(head[:64]):
         return m.group(1)
     return None
 

@@ -102,11 +102,20 @@ class Implicating:
             add_once(self.ranks, context.rank)
         if context.host is not None:
             add_once(self.nodes, context.host)
+        if context.gpu is not None:
+            add_once(self.gpus, context.gpu)
 
     def map_ranks(self, layout: Mapping[int, str]) -> None:
         for rank in self.ranks:
             if rank in layout:
                 add_once(self.nodes, layout[rank])
+
+    def map_gpus(self, index: Mapping[str, str]) -> None:
+        """Each GPU by both names where the log gives both: its PCI bus id and its index."""
+        by_index = {v: k for k, v in index.items()}
+        for gpu in list(self.gpus):
+            if (other := index.get(gpu) or by_index.get(gpu)) is not None:
+                add_once(self.gpus, other)
 
     def implicated(self) -> Implicated:
         return Implicated(nodes=self.nodes, ranks=self.ranks, gpus=self.gpus, peers=self.peers)

@@ -15,7 +15,9 @@ The scanner finds the lines with `PATTERNS`; `Tracebacks.line` is told each of t
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 
 from recovery.activities.signatures.prefixes import LineContext
 from recovery.activities.signatures.scanner import LineMatch
@@ -25,10 +27,17 @@ from recovery.activities.signatures.tables import Fact, lookup
 # `3: `, `[rank3]:`, torchrun's `[default0]:`, mpirun's `[1,0]<stderr>:`, Ray's
 # `(RayTrainWorker pid=123, ip=10.0.0.1)`, pdsh's `node7: `.
 _PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \")*"
-# A class: dotted module path, then a capitalised name of the kinds exceptions are named.
-_CLASS = r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)"
+# A class: dotted module path, then a capitalised name of the kinds exceptions are named, with
+# the `_Name` tail of classes generated per error code (pynvml's `NVMLError_GpuIsLost`).
+_CLASS = r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_[A-Z]\w*)?"
 PATTERNS = [
     ("struct:traceback", r"Traceback \(most recent call last\):"),
+    # IPython and Jupyter (IPython.core.ultratb.VerboseTB) print the class first, padded, on the
+    # header of an uncaught exception's traceback: `IndexError      Traceback (most recent call last)`.
+    ("struct:ipython", r"^(?P<exc>" + _CLASS + r")\s{2,}Traceback \(most recent call last\)"),
+    # A frame's source line that raises: when a log is cut off before the exception line, the
+    # last one names the class the traceback was about to print.
+    ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
     # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
     ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
 ]
@@ -46,28 +55,104 @@ class Uncaught:
 
 
 def exception_fact(name: str) -> Fact | None:
-    """What the exceptions table says of a class, by its full dotted name or its own name."""
+    """What the exceptions table says of a class, by its full dotted name or its own name; for a
+    class it does not know, what the words of its name say (the `exception-words` table)."""
     table = lookup("exceptions")
-    return table.get(name) or table.get(name.rsplit(".", 1)[-1])
+    own = name.rsplit(".", 1)[-1]
+    return table.get(name) or table.get(own) or _by_words(own)
+
+
+# A canonical status code at the head of a message (`XlaRuntimeError: UNAVAILABLE: ...`) or
+# named by gRPC (`status = StatusCode.UNAVAILABLE`).
+_STATUS = re.compile(r"(?:Error|Exception): (?:[\w.]+: )?([A-Z][A-Z_]{4,24}): |\bStatusCode\.([A-Z][A-Z_]{4,24})\b")
+
+
+def status_fact(text: str) -> Fact | None:
+    """What the message's canonical status code says, for a class whose message decides."""
+    if (m := _STATUS.search(text)) is None:
+        return None
+    code = m.group(1) or m.group(2)
+    fact = lookup("status-codes").get(code)
+    if fact is None:
+        return None
+    return Fact(
+        code, f"{fact.description} (the status code of the message)", fact.category, fact.retryable, fact.cascade
+    )
+
+
+# A name's words: runs of capitals before a capitalised word (`NVML` in `NVMLError`), capitalised
+# or lower-case words, digits; underscores and dots separate.
+_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|\d+")
+
+
+def class_words(name: str) -> list[str]:
+    return [w.lower() for w in _WORDS.findall(name)]
+
+
+def _by_words(name: str) -> Fact | None:
+    words = " ".join(class_words(name))
+    for entry in _word_entries():
+        if f" {entry.name.lower()} " in f" {words} ":
+            what = f"{entry.description} (read from the name of {name})"
+            return Fact(name, what, entry.category, entry.retryable)
+    return None
+
+
+@cache
+def _word_entries() -> tuple[Fact, ...]:
+    table = lookup("exception-words")
+    return tuple(f for e in table.table.entries if (f := table.get(str(e["word"]))) is not None)
+
+
+@dataclass
+class _Open:
+    """A traceback not yet closed by its exception line, and the last class a frame raised in it."""
+
+    start: LineMatch
+    raised: LineMatch | None = None
 
 
 class Tracebacks:
     """Tracks open tracebacks per writer; `line` returns an `Uncaught` for each exception line."""
 
     def __init__(self) -> None:
-        self._open: dict[tuple[int | None, str | None], int] = {}
+        self._open: dict[tuple[int | None, str | None], _Open] = {}
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
         if match.pattern == "struct:traceback":
-            self._open[writer] = match.line
+            self._open[writer] = _Open(match)
             if len(self._open) > 4096:  # a writer per rank: bounded even on a huge job
                 self._open.pop(next(iter(self._open)))
             return None
+        if match.pattern == "struct:raise":
+            # Frames' source lines appear only in tracebacks: one whose header was cut off the
+            # log (an excerpt that starts mid-traceback) opens it here.
+            self._open.setdefault(writer, _Open(match)).raised = match
+            return None
         name = match.groups.get("exc", "")
         fact = exception_fact(name)
+        if match.pattern == "struct:ipython":
+            # IPython prints this header only for an exception that left the cell uncaught.
+            return Uncaught(match, name, fact, traceback=True)
         if (inner := match.groups.get("inner")) and (fact is None or fact.cascade):
             name, fact = inner, exception_fact(inner)  # a wrapper speaks for what it wraps
+        if fact is not None and fact.fields is not None and fact.fields.get("by_message"):
+            fact = status_fact(match.text) or fact
         opened = self._open.pop(writer, None)
-        closes = opened is not None and match.line - opened <= TRACEBACK_SPAN
+        closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
         return Uncaught(match, name, fact, traceback=closes)
+
+    def unfinished(self, after: int) -> list[Uncaught]:
+        """Tracebacks opened after line `after` that no exception line closed: a log cut off
+        while a traceback was being printed. The class is the one its last frame raised, if any."""
+        found = []
+        for tb in self._open.values():
+            if tb.start.line <= after:
+                continue
+            if tb.raised is not None:
+                name = tb.raised.groups.get("exc", "")
+                found.append(Uncaught(tb.raised, name, exception_fact(name), traceback=True))
+            else:
+                found.append(Uncaught(tb.start, "", None, traceback=True))
+        return found

@@ -5,12 +5,14 @@ drained."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
-from temporalio.client import Client
+from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.testing import ActivityEnvironment
 
 from recovery.activities.node_history import NodeHistoryActivities
@@ -21,7 +23,17 @@ from recovery.client.config import WorkerConfig
 from recovery.client.submit import build_spec
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import RunInput, RunStatus
-from recovery.workflows.node_history.models import DrainInput
+from recovery.workflows.node_history import NodeHistory, history_id
+from recovery.workflows.node_history.models import (
+    DrainInput,
+    NodeFailure,
+    NodeFailureReport,
+    NodeHistoryInput,
+    NodeHistoryLimits,
+    NodeQuery,
+    SuspectQuery,
+    SuspectRule,
+)
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import FAST
 from tests.fakes import ScriptedScheduler
@@ -104,3 +116,49 @@ async def test_drain_is_refused_without_the_workers_consent(embedded: Embedded, 
     assert not result.drained
     assert result.refused is not None and "drain_suspect_nodes" in result.refused
     assert await LocalScheduler().nodes() == before, "nothing changed"
+
+
+@pytest.mark.timeout(240)
+async def test_a_hundred_failures_at_once_are_all_recorded_across_continue_as_new(client: Client) -> None:
+    """A burst as ten workers see it: 100 reports and 100 questions at the same moment, on the
+    real dev server, while the entity continues as new every few updates. None fails (a query
+    here met "Workflow is busy"), and the ledger holds every failure."""
+    cluster = f"burst-{uuid.uuid4().hex[:6]}"
+    queue = f"q-{cluster}"
+    now = datetime.now(UTC)
+    rule = SuspectRule(failures=2, window=timedelta(days=7))
+    workers = [NodeHistoryActivities(client, ScriptedScheduler([]), cluster) for _ in range(10)]
+    info = dataclasses.replace(ActivityEnvironment.default_info(), task_queue=queue)
+
+    async def run(acts: NodeHistoryActivities, call: str, inp: Any) -> Any:
+        env = ActivityEnvironment(client)
+        env.info = info
+        return await env.run(getattr(acts, call), inp)
+
+    def report(i: int) -> NodeFailureReport:
+        failure = NodeFailure(node=f"n{i % 20}", run_id=f"run-{i}", attempt_index=0, category="hardware", at=now)
+        return NodeFailureReport(failures=[failure], cluster=cluster)
+
+    ask = SuspectQuery(rule=rule, now=now, cluster=cluster)
+    handle = client.get_workflow_handle_for(NodeHistory.run, history_id(cluster))
+    async with build_worker(client, ScriptedScheduler([]), WorkerConfig(), task_queue=queue):
+        # Small history limit: the entity continues as new many times during the burst.
+        first = await client.start_workflow(
+            NodeHistory.run,
+            NodeHistoryInput(cluster=cluster, limits=NodeHistoryLimits(history_events_limit=20)),
+            id=history_id(cluster),
+            task_queue=queue,
+        )
+        calls = [run(workers[i % 10], "report_failure", report(i)) for i in range(100)]
+        calls += [run(workers[i % 10], "suspect_nodes", ask) for i in range(100)]
+        results = await asyncio.gather(*calls)
+        assert results[:100] == [cluster] * 100
+        assert all(set(found) <= {f"n{i}" for i in range(20)} for found in results[100:])
+        assert await run(workers[0], "suspect_nodes", ask) == sorted(f"n{i}" for i in range(20))
+        report_now = await handle.query(NodeHistory.nodes, NodeQuery(rule=rule, now=now))
+        first_run = client.get_workflow_handle(history_id(cluster), run_id=first.result_run_id)
+        first_status = (await first_run.describe()).status
+        await handle.terminate("test over")
+    assert sum(n.failures for n in report_now.nodes) == 100
+    assert sorted(r for n in report_now.nodes for r in n.runs) == sorted(f"run-{i}" for i in range(100))
+    assert first_status == WorkflowExecutionStatus.CONTINUED_AS_NEW

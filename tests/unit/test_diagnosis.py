@@ -301,6 +301,16 @@ def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
         ("(VllmWorker rank=3 pid=811) ERROR x", LineContext(rank=3)),
         ("[2026-01-12 10:57:43 TP5] Scheduler hit an exception", LineContext(rank=5)),
         ("[2026-01-12 10:57:43 DP1 TP2] x", LineContext(rank=2)),
+        # vLLM V1's workers, Open MPI's --tag-output (Horovod under mpirun), Lightning's rank prefix.
+        ("(Worker_TP1 pid=3534) ERROR 10-11 22:28:17 [multiproc_executor.py:694] RuntimeError: x", LineContext(rank=1)),
+        ("(Worker_PP0_TP3 pid=88241) ERROR x", LineContext(rank=3)),
+        ("(Worker_PP1_TP3 pid=88241) ERROR x", LineContext()),
+        ("[1,3]<stderr>:Traceback (most recent call last):", LineContext(rank=3)),
+        ("[rank: 2] Seed set to 42", LineContext(rank=2)),
+        # UCX's host:pid:tid and Open MPI's host:pid prefixes name the host whatever its name.
+        ("[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded", LineContext(host="master")),
+        ("[fv-az1542-52:07730] *** End of error message ***", LineContext(host="fv-az1542-52")),
+        ("[engine.py:1234] x", LineContext()),
     ],
 )
 def test_line_context(line: str, expected: LineContext) -> None:
@@ -436,3 +446,29 @@ def test_the_kubernetes_device_plugin_names_the_lost_gpu() -> None:
         "job-2q6ld   0/1     UnexpectedAdmissionError   0          4s\n"
     )
     assert (d.category, d.implicated.gpus) == ("hardware", ["gpu5"])
+
+
+# Real lines: the NVIDIA open kernel module's per-GPU checks (NVIDIA/open-gpu-kernel-modules) and
+# an nvidia-smi table (lyulyul/shine-cluster) beside an Xid naming a bus id.
+def test_the_nvidia_driver_names_the_gpu_it_speaks_of() -> None:
+    assert line_context("Jun 12 16:31:50 fedora-box kernel: NVRM: GPU0 nvCheckFailedNoLog: Check failed").gpu == "gpu0"
+    assert line_context("NVRM: GPU 0000:3B:00.0: RmInitAdapter failed! (0x26:0xffff:1517)").gpu == "0000:3b:00"
+    assert line_context("[rank0]: RuntimeError: CUDA error: an illegal memory access was encountered").gpu is None
+    log = (
+        "Jun 12 16:31:50 fedora-box kernel: NVRM: GPU0 nvCheckOkFailedNoLog: Check failed: Reset required"
+        " [NV_ERR_RESET_REQUIRED] (0x00000062) returned from _gpushareddataSendDataPollRpc(pGpu, polle\n"
+        "Jun 12 16:31:51 fedora-box kernel: NVRM: GPU0 nvAssertFailedNoLog: Assertion failed: (status == NV_OK)\n"
+    )
+    assert "gpu0" in diagnose(log).implicated.gpus
+
+
+def test_a_bus_id_is_also_named_by_the_index_nvidia_smis_table_gives_it() -> None:
+    log = (
+        "|   0  GeForce RTX 208...  On   | 00000000:1A:00.0 Off |                  N/A |\n"
+        "| 27%   24C    P8     1W / 260W |      1MiB / 11019MiB |      0%      Default |\n"
+        "|   1  GeForce RTX 208...  On   | 00000000:1B:00.0 Off |                  N/A |\n"
+        "[  170.053881] NVRM: Xid (PCI:0000:1b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.\n"
+    )
+    result = diagnose(log)
+    assert result.category == "hardware"
+    assert set(result.implicated.gpus) == {"0000:1b:00", "gpu1"}

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from textwrap import dedent
 
+import pytest
+
 from recovery.activities.report import format_progress
 from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
 from recovery.activities.signatures.scanner import LogScanner, PatternSet, Sampler
+from recovery.activities.signatures.structure import class_words, exception_fact
 from recovery.activities.signatures.unwrap import join, wrap_width
 
 
@@ -192,3 +195,141 @@ def test_fixed_width_records_interleaved_with_other_lines_are_not_wrapped_rows()
     chatter = [f"{s % 8}: node{s % 4}:40{s:02d}:41{s:02d} [0] NCCL INFO Channel 0{s % 9}/32" for s in range(1, 40)]
     rows = [row for pair in zip(megatron, chatter, strict=True) for row in pair]
     assert wrap_width(("\n".join(rows) + "\n").encode()) == 0
+
+
+# Real lines: a Jupyter notebook's Trainer failure (huggingface/transformers), a pynvml failure
+# before the first step (sehoffmann/dmlcloud), a torchrun agent's traceback cut off by the
+# console (meta-pytorch/torchtune), a MongoDB client (pymongo) and TensorFlow's OOM.
+NOTEBOOK = """\
+You're using a GPT2TokenizerFast tokenizer.
+---------------------------------------------------------------------------
+IndexError                                Traceback (most recent call last)
+<ipython-input-15-856d04b69f6c> in <cell line: 18>()
+     16     compute_metrics=compute_metrics,
+     17 )
+---> 18 trainer.train()
+
+13 frames
+/usr/local/lib/python3.10/dist-packages/torch/nn/functional.py in embedding(input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
+-> 2233     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)
+"""
+
+
+def test_ipythons_traceback_header_names_the_uncaught_class() -> None:
+    result = diagnose(NOTEBOOK)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "application", False)
+    assert result.evidence[0].line == 3 and "IndexError" in result.explanation
+
+
+def test_a_class_generated_per_error_code_is_read_with_its_code() -> None:
+    log = (
+        "------- Training failed with an exception -------\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/dmlcloud/dmlcloud/core/pipeline.py", line 282, in run\n'
+        "    self._pre_run()\n"
+        '  File "/home/user/conda/lib/python3.12/site-packages/pynvml.py", line 1042, in _nvmlCheckReturn\n'
+        "    raise NVMLError(ret)\n"
+        "pynvml.NVMLError_Unknown: Unknown Error\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category) == ("crash", "hardware")
+    assert "NVMLError_Unknown" in result.explanation
+    assert (
+        diagnose(
+            log.replace(
+                "NVMLError_Unknown: Unknown Error",
+                "NVMLError_LibRmVersionMismatch: RM has detected an NVML/RM version mismatch.",
+            )
+        ).category
+        == "system_software"
+    )
+
+
+def test_a_log_cut_off_inside_a_traceback_died_of_the_class_its_last_frame_raised() -> None:
+    log = (
+        '  File "/home/user/venv/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 75\n'
+        ", in get_state                    \n"
+        '    base64_state: bytes = self._call_store("get", self._key)\n'
+        '  File "/home/user/venv/lib/python3.10/site-packages/torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py", line 11\n'
+        "9, in _call_store                 \n"
+        "    raise RendezvousConnectionError(\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "network", True)
+    assert result.evidence[0].line == 6
+    header_only = progress(1, 5) + "Traceback (most recent call last):\n" + '  File "train.py", line 9, in <module>\n'
+    assert diagnose(header_only).symptom == "crash"
+    assert "the log ends inside its traceback" in diagnose(header_only).explanation
+
+
+def test_a_traceback_the_run_got_past_is_not_unfinished() -> None:
+    log = "Traceback (most recent call last):\n" + '  File "train.py", line 9, in <module>\n' + progress(1, 12)
+    assert diagnose(log).symptom == "none"
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        ("pymongo.errors.ServerSelectionTimeoutError: localhost:27017: [Errno 61] Connection refused", "unknown", True),
+        (
+            "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[64,160,160,131]",
+            "out_of_memory",
+            False,
+        ),
+    ],
+)
+def test_an_unknown_class_is_read_from_the_words_of_its_name_else_its_library(
+    line: str, category: str, retryable: bool
+) -> None:
+    result = diagnose(traceback(line))
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+
+
+def test_the_words_of_a_class_name() -> None:
+    assert class_words("NVMLError_GpuIsLost") == ["nvml", "error", "gpu", "is", "lost"]
+    assert class_words("KVCacheOutOfMemoryError") == ["kv", "cache", "out", "of", "memory", "error"]
+    assert exception_fact("KVCacheOutOfMemoryError").category == "out_of_memory"  # type: ignore[union-attr]
+    assert exception_fact("ShardServerGoneError") is None
+
+
+def test_an_exception_whose_message_starts_on_the_next_line_is_told_by_that_message() -> None:
+    # Lightning under Slurm (ai4d-iasc/trixie): PyTorch's driver check raises AssertionError with a
+    # message that begins with a line break.
+    log = (
+        "Testing: 100% 2/2 [00:00<00:00,  5.64it/s]\n"
+        "Traceback (most recent call last):\n"
+        '  File "fc_model_additive.py", line 279, in <module>\n'
+        "    main()\n"
+        "AssertionError: \n"
+        "The NVIDIA driver on your system is too old (found version 10010).\n"
+        "Please update your GPU driver by downloading and installing a new\n"
+    )
+    result = diagnose(log)
+    assert (result.category, result.retryable) == ("system_software", True)
+    assert result.evidence[0].line == 6
+    own = diagnose(log.replace("AssertionError: \n", "AssertionError: shapes differ\n"))
+    assert own.category == "application"  # with a message of its own, the exception line speaks
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INVALID_ARGUMENT: Buffer has been deleted or donated.",
+            "application",
+            False,
+        ),
+        (
+            "XlaRuntimeError: UNAVAILABLE: Unable to establish connection to ifrt_proxy server, please check provided address",
+            "network",
+            True,
+        ),
+        ("jaxlib.xla_extension.XlaRuntimeError: something without a status code", "unknown", True),
+    ],
+)
+def test_a_class_whose_message_decides_is_read_by_the_status_code_heading_it(
+    line: str, category: str, retryable: bool
+) -> None:
+    # Real JAX errors (a reinforcement-learning run's donated buffer; a GKE IFRT proxy connection)
+    result = diagnose(traceback(line))
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)

@@ -6,6 +6,7 @@ import pytest
 
 from recovery.activities.signatures import dialect
 from recovery.activities.signatures.catalog import builtin_catalog
+from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
 from recovery.activities.signatures.tables import (
     Lookup,
     TableError,
@@ -17,7 +18,7 @@ from recovery.activities.signatures.tables import (
     signature_entries,
 )
 
-FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container"}
+FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container", "rocm", "mpi"}
 
 
 def test_every_family_is_built_in_and_names_its_source() -> None:
@@ -55,6 +56,117 @@ def test_cuda_errors_are_read_by_message_name_and_number() -> None:
     names = {e["name"] for e in cuda.entries}
     assert {"cudaErrorIllegalAddress", "cudaErrorMemoryAllocation", "cudaErrorECCUncorrectable"} <= names
     assert len(cuda.entries) >= 90  # every cudaError_t of the runtime, not a hand-picked few
+
+
+def _diagnosis(log: str) -> LogDiagnosis:
+    diagnoser = LogDiagnoser()
+    diagnoser.feed(log.encode())
+    diagnoser.finish()
+    return diagnoser.diagnosis()
+
+
+def _read(line: str) -> tuple[str, str] | None:
+    """The signature that speaks for one line, and its category (None when nothing matches)."""
+    result = _diagnosis(line + "\n")
+    return (result.evidence[0].signature or "", result.category) if result.evidence else None
+
+
+# Real lines from public threads (ROCm, GPTQModel, Kaldi and LLaMA-Factory issues).
+@pytest.mark.parametrize(
+    ("line", "signature", "category"),
+    [
+        (
+            "HW Exception by GPU node-9 (Agent handle: 0x631351bb5a20) reason :GPU Hang",
+            "rocm-hw-exception-gpu-hang",
+            "hardware",
+        ),
+        (
+            "Memory access fault by GPU node-1 (Agent handle: 0x556e9b7e3360) on address 0x7f52c3f5f000."
+            " Reason: Page not present or supervisor privilege.",
+            "rocm-memory-access-fault",
+            "unknown",
+        ),
+        ("RuntimeError: HIP error: an illegal memory access was encountered", "cuda-illegal-address", "unknown"),
+        (
+            "hipErrorNoBinaryForGpu: Unable to find code object for all current devices!",
+            "cuda-no-kernel-image-for-device",
+            "system_software",
+        ),
+        (
+            'ERROR (nnet3-train[5.4]:CopyToVec():cu-vector.cc:899) cudaError_t 4 : "unspecified launch failure"'
+            " returned from 'cudaMemcpy(dst->Data(), this->data_, sizeof(Real) * dim_, cudaMemcpyDeviceToHost)'",
+            "cuda-launch-failure",
+            "unknown",
+        ),
+        ("[rank0]: Cuda failure 802 'system not yet initialized'", "cuda-system-not-ready", "system_software"),
+    ],
+)
+def test_rocm_hip_and_older_cuda_print_formats_are_read(line: str, signature: str, category: str) -> None:
+    assert _read(line) == (signature, category)
+
+
+# Real MPI endings (a PLUMED CI log; GPUMD and Quantum ESPRESSO users' logs; the Open MPI list).
+MPI_ENDINGS = [
+    (
+        "[fv-az1542-52:07730] *** End of error message ***\n"
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun noticed that process rank 1 with PID 0 on node fv-az1542-52 exited on signal 6 (Aborted).\n",
+        {"ranks": [1], "nodes": ["fv-az1542-52"]},
+    ),
+    (
+        "===================================================================================\n"
+        "=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\n"
+        "=   RANK 1 PID 65033 RUNNING AT mommint\n"
+        "=   KILLED BY SIGNAL: 9 (Killed)\n"
+        "===================================================================================\n",
+        {"ranks": [1], "nodes": ["mommint"]},
+    ),
+    (
+        "MPI_ABORT was invoked on rank 52 in communicator MPI_COMM_WORLD\n"
+        "with errorcode 0.\n"
+        "NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\n",
+        {"ranks": [52], "nodes": []},
+    ),
+    (  # horovod/horovod#1421: only the launcher's notices; the first failed process is rank 0
+        "Primary job  terminated normally, but 1 process returned\n"
+        "a non-zero exit code. Per user-direction, the job has been aborted.\n"
+        "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+        "the job to be terminated. The first process to do so was:\n"
+        "\n"
+        "  Process name: [[29973,1],0]\n"
+        "  Exit code:    1\n",
+        {"ranks": [0], "nodes": []},
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "where"), MPI_ENDINGS)
+def test_mpi_launchers_name_the_rank_and_node_that_died(log: str, where: dict[str, list[object]]) -> None:
+    result = _diagnosis(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+    assert result.implicated.ranks == where["ranks"] and result.implicated.nodes == where["nodes"]
+
+
+def test_a_ranks_own_error_before_the_launchers_summary_speaks() -> None:
+    log = "[rank3]: RuntimeError: CUDA error: uncorrectable ECC error encountered\n" + MPI_ENDINGS[0][0]
+    result = _diagnosis(log)
+    assert (result.evidence[0].signature, result.category) == ("cuda-ecc-uncorrectable", "hardware")
+
+
+def test_ucx_transport_errors_are_the_network_of_the_host_that_logged_them() -> None:
+    # openucx/ucx#5199 (UCX 1.8 prints the completion error after file and line only)
+    log = (
+        "[master:19546:0:19546] ib_mlx5_log.c:139  Transport retry count exceeded on mlx5_0:1/IB"
+        " (synd 0x15 vend 0x81 hw_synd 0/0)\n"
+        "[master:19546:0:19546] ib_mlx5_log.c:139  DCI QP 0xa9f wqe[0]: SEND s-e [rqpn 0xa66 rlid 703] [inl len 18]\n"
+    )
+    result = _diagnosis(log)
+    assert (result.category, result.retryable, result.implicated.nodes) == ("network", True, ["master"])
+
+
+def test_an_nccl_info_line_quoting_a_cuda_failure_is_not_one() -> None:
+    assert _read("gpu3:4242:4242 [0] NCCL INFO Cuda failure 'operation not supported'") is None
 
 
 def test_lookup_tables_answer_by_name_and_by_other_spellings() -> None:

@@ -11,7 +11,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
-from temporalio.client import WorkflowHandle
+import pytest
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from recovery.client.config import WorkerConfig
@@ -189,6 +190,20 @@ async def test_pause_resume_and_cancel_reach_every_running_stage(skipping_env: W
     assert states(status) == {"a": "cancelled", "b": "cancelled", "c": "cancelled"}, status.stages
     # the running stages' jobs (--kill-job) and c's held job: every job the pipeline queued
     assert sorted(c for c in scheduler.calls if c[0] == "cancel") == [("cancel", j) for j in sorted(scheduler.jobs)]
+
+
+async def test_a_pipeline_cancelled_from_temporal_leaves_no_held_job(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])  # the first stage runs until cancelled
+    inp = pipeline(("a", [], "cancel"), ("b", ["a"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        await eventually(handle, lambda s: states(s)["a"] == "running")
+        held = next(job for job in scheduler.jobs.values() if job.name == "b")
+        assert held.held
+        await handle.cancel()  # the UI's or `temporal workflow cancel`'s, not the cancel signal
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+    assert scheduler.jobs[held.job_id].state is JobState.CANCELLED
+    assert ("release", held.job_id) not in scheduler.calls
 
 
 @asynccontextmanager

@@ -93,6 +93,16 @@ class NodeHistoryState(Model):
     continued: int = 0
 
 
+class NodeHistoryUpdate(Model):
+    """Input of the `report_failure` update: failures to record (none for a read), and the rules
+    whose suspects at `now` the caller wants back, one list per rule, in order. Workers batch
+    every report and question they have at one moment into one update."""
+
+    failures: list[NodeFailure] = Field(default_factory=list)
+    rules: list[SuspectRule] = Field(default_factory=list)
+    now: datetime
+
+
 class NodeHistoryInput(Model):
     cluster: str
     limits: NodeHistoryLimits = Field(default_factory=NodeHistoryLimits)

@@ -1,15 +1,22 @@
 """The local cluster's job table and the processes that run its jobs.
 
 Everything here runs on the daemon's one event loop, so the table changes only between
-awaits and needs no locks. A running job has an `Execution`: its copies (one per node), the
-tasks that reap them, and the outcome once something decided how the attempt ends. The job
-leaves RUNNING only when every copy has been reaped (`_finish`), which is the one place the
-final state is written.
+awaits and needs no locks. Every change marks the jobs and nodes it touched (`_touch`,
+`_touch_node`) and ends in `_save`, which writes just those rows in one transaction; the
+scheduler keeps its queue of runnable jobs and its free nodes as it goes, so neither a change
+nor a scheduling pass walks the whole job table (10,000 jobs are routine).
+
+A running job has an `Execution`: its copies (one per node), the tasks that reap them, and the
+outcome once something decided how the attempt ends. The job leaves RUNNING only when every
+copy has been reaped (`_finish`), which is the one place the final state is written.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
+import heapq
+import json
 import os
 import shutil
 import signal
@@ -24,7 +31,7 @@ from recovery.activities.clock import utcnow
 from recovery.activities.schedulers.local import procs as local_procs
 from recovery.activities.schedulers.local import state as local_state
 from recovery.activities.schedulers.local.protocol import ClusterStatus
-from recovery.activities.schedulers.local.state import ClusterState, JobRecord, NodeRecord
+from recovery.activities.schedulers.local.state import JobRecord, NodeRecord
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
 
 log = structlog.get_logger("local_cluster")
@@ -74,15 +81,36 @@ class LocalCluster:
     def __init__(self, root: Path, node_count: int) -> None:
         self.root = root
         self.node_count = node_count
-        self.state_path = root / "state.json"
-        state = local_state.load(self.state_path, node_count)
+        self.store = local_state.Store.open(root)
+        state = self.store.load(node_count)
         self.cluster_id = state.cluster_id
         self.next_job_id = state.next_job_id
         self.nodes: dict[str, NodeRecord] = {node.name: node for node in state.nodes}
-        self.jobs: dict[int, JobRecord] = {job.id: job for job in state.jobs}
+        self.jobs: dict[int, JobRecord] = {}
         self.runs: dict[int, Execution] = {}
         self.stopping = False
         self._tasks: set[asyncio.Task[Any]] = set()
+        # What the next `_save` writes.
+        self._dirty: set[int] = set()
+        self._dirty_nodes: set[str] = set()
+        self._deleted: set[int] = set()
+        self._observed: dict[int, bytes] = {}  # job id -> its observation's JSON, until it changes
+        # The scheduler's indexes, kept by `_touch` and `_touch_node`: runnable jobs (pending,
+        # not held) in job id order, free usable nodes by number, jobs per token, ended jobs.
+        self._queue: list[int] = []
+        self._position = {name: number for number, name in enumerate(self.nodes)}
+        self._free: list[int] = []
+        self._usable: set[str] = set()
+        self._tokens: dict[str, list[int]] = {}
+        self._ended: set[int] = set()
+        self._ended_heap: list[int] = []
+        for job in state.jobs:
+            self.jobs[job.id] = job
+            if job.token:
+                self._tokens.setdefault(job.token, []).append(job.id)
+            self._index(job)
+        for node in self.nodes.values():
+            self._index_node(node)
 
     # --- paths and persistence ---------------------------------------------------------
 
@@ -92,14 +120,63 @@ class LocalCluster:
     def output_path(self, job: JobRecord) -> Path:
         return job.output_file(self.root)
 
+    def _touch(self, job: JobRecord) -> None:
+        """`job` changed: write it with the next `_save`, and keep the indexes in step."""
+        self._dirty.add(job.id)
+        self._observed.pop(job.id, None)
+        self._index(job)
+
+    def _touch_node(self, node: NodeRecord) -> None:
+        self._dirty_nodes.add(node.name)
+        self._index_node(node)
+
     def _save(self) -> None:
-        state = ClusterState(
-            cluster_id=self.cluster_id,
-            next_job_id=self.next_job_id,
-            nodes=list(self.nodes.values()),
-            jobs=list(self.jobs.values()),
+        """Write what changed since the last save, in one transaction."""
+        self.store.write(
+            self.cluster_id,
+            self.next_job_id,
+            jobs=[self.jobs[job_id] for job_id in sorted(self._dirty) if job_id in self.jobs],
+            deleted=sorted(self._deleted),
+            nodes=[self.nodes[name] for name in sorted(self._dirty_nodes)],
         )
-        local_state.save(self.state_path, state)
+        self._dirty.clear()
+        self._dirty_nodes.clear()
+        self._deleted.clear()
+
+    def _forget_token(self, job: JobRecord) -> None:
+        same = self._tokens.get(job.token)
+        if same is not None:
+            same.remove(job.id)
+            if not same:
+                del self._tokens[job.token]
+
+    def _index(self, job: JobRecord) -> None:
+        runnable = job.state is JobState.PENDING and not job.held
+        at = bisect.bisect_left(self._queue, job.id)
+        queued = at < len(self._queue) and self._queue[at] == job.id
+        if runnable and not queued:
+            self._queue.insert(at, job.id)
+        elif queued and not runnable:
+            del self._queue[at]
+        if job.state.ended and job.id not in self._ended:
+            self._ended.add(job.id)
+            heapq.heappush(self._ended_heap, job.id)
+        elif not job.state.ended:
+            self._ended.discard(job.id)  # its heap entry is skipped when it comes up
+
+    def _index_node(self, node: NodeRecord) -> None:
+        number = self._position[node.name]
+        free = not (node.down or node.drain) and node.job_id is None
+        at = bisect.bisect_left(self._free, number)
+        listed = at < len(self._free) and self._free[at] == number
+        if free and not listed:
+            self._free.insert(at, number)
+        elif listed and not free:
+            del self._free[at]
+        if node.down or node.drain:
+            self._usable.discard(node.name)
+        else:
+            self._usable.add(node.name)
 
     def _background(self, coro: Coroutine[Any, Any, None]) -> None:
         # The loop keeps only weak references to tasks; hold them until they finish.
@@ -121,9 +198,9 @@ class LocalCluster:
             job.reason = "local cluster daemon restarted"
             job.ended_at = utcnow()
             job.pgids = {}
+            self._touch(job)
             log.warning("job_lost_in_restart", job_id=job.id, orphan_groups=len(alive))
         await local_procs.terminate_groups(orphans, KILL_GRACE_SECONDS)
-        self._save()
         self._schedule()
 
     async def shutdown(self) -> None:
@@ -160,9 +237,11 @@ class LocalCluster:
         script.chmod(0o700)
         self.next_job_id += 1
         self.jobs[job.id] = job
+        if job.token:
+            self._tokens.setdefault(job.token, []).append(job.id)
+        self._touch(job)
         log.info("submitted", job_id=job.id, nodes=job.nodes_wanted)
-        self._save()
-        self._schedule()
+        self._schedule()  # saves the job with whatever scheduling did to it, in one transaction
         return self.observe_one(job)
 
     def _check_request(self, request: SubmitRequest) -> None:
@@ -179,19 +258,41 @@ class LocalCluster:
             raise Refused("environment variable names must be non-empty and contain no '='")
 
     def observe_one(self, job: JobRecord) -> JobObservation:
-        return job.observation(self.output_path(job))
+        observed = job.observation(self.output_path(job))
+        if job.state is JobState.PENDING and not job.held:
+            observed.reason = self._pending_reason(job)
+        return observed
+
+    def _pending_reason(self, job: JobRecord) -> str:
+        """Why a runnable job waits: its nodes are busy, or too few could ever run it. Worked
+        out when asked (every change runs the scheduler, so a job that could start has)."""
+        excluded = sum(1 for name in job.excluded_nodes if name in self._usable)
+        return "Resources" if len(self._usable) - excluded >= job.nodes_wanted else "ReqNodeNotAvail"
 
     def find(self, token: str) -> JobObservation | None:
-        matches = [job for job in self.jobs.values() if token and job.token == token]
-        return self.observe_one(matches[-1]) if matches else None
+        matches = self._tokens.get(token, []) if token else []
+        return self.observe_one(self.jobs[matches[-1]]) if matches else None
 
-    def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
-        found: dict[str, JobObservation] = {}
-        for job_id in job_ids:
-            job = self._lookup(job_id)
-            if job is not None:
-                found[job_id] = self.observe_one(job)
-        return found
+    def observe(self, job_ids: list[str]) -> bytes:
+        """The known jobs' observations, as the JSON object (job id -> observation) the reply
+        carries: a worker's observer asks for every watched job every few seconds, and 10,000
+        observations built anew each time cost the daemon a second."""
+        parts = [
+            json.dumps(job_id).encode() + b":" + self._observed_json(job)
+            for job_id in job_ids
+            if (job := self._lookup(job_id)) is not None
+        ]
+        return b"{" + b",".join(parts) + b"}"
+
+    def _observed_json(self, job: JobRecord) -> bytes:
+        """A job's observation as JSON, kept until the job changes (`_touch`). A runnable job's
+        is not kept: its reason follows the nodes."""
+        cached = self._observed.get(job.id)
+        if cached is None:
+            cached = self.observe_one(job).model_dump_json().encode()
+            if not (job.state is JobState.PENDING and not job.held):
+                self._observed[job.id] = cached
+        return cached
 
     async def requeue_hold(self, job_id: str) -> None:
         job = self._job(job_id)
@@ -201,8 +302,8 @@ class LocalCluster:
         if job.state is JobState.PENDING:
             raise Refused(f"job {job.id} is pending; only a running or ended job can be requeued")
         job.start_new_attempt()
+        self._touch(job)
         log.info("requeued_held", job_id=job.id, restart_count=job.restart_count)
-        self._save()
         self._schedule()
 
     def set_excluded_nodes(self, job_id: str, nodes: list[str]) -> None:
@@ -210,7 +311,7 @@ class LocalCluster:
         if job.state is not JobState.PENDING:
             raise Refused(f"job {job.id} is {job.state}; excluded nodes change only while pending")
         job.excluded_nodes = self._known_nodes(nodes)
-        self._save()
+        self._touch(job)
         self._schedule()
 
     def release(self, job_id: str) -> None:
@@ -219,7 +320,7 @@ class LocalCluster:
             raise Refused(f"job {job.id} is not held")
         job.held = False
         job.reason = ""
-        self._save()
+        self._touch(job)
         self._schedule()
 
     async def cancel(self, job_id: str) -> None:
@@ -233,6 +334,7 @@ class LocalCluster:
         job.held = False
         job.reason = "cancelled"
         job.ended_at = utcnow()
+        self._touch(job)
         self._save()
 
     def process_groups(self, job_id: str) -> dict[str, int]:
@@ -248,6 +350,7 @@ class LocalCluster:
         node = self._node(name)
         node.down = True
         node.reason = reason or "set down by operator"
+        self._touch_node(node)
         self._save()
         log.warning("node_down", node=name, job_id=node.job_id)
         run = self.runs.get(node.job_id) if node.job_id is not None else None
@@ -263,6 +366,7 @@ class LocalCluster:
         node = self._node(name)
         node.drain = True
         node.reason = reason or "drained by operator"
+        self._touch_node(node)
         self._save()
         log.warning("node_drain", node=name, reason=node.reason)
 
@@ -271,16 +375,15 @@ class LocalCluster:
         node.down = False
         node.drain = False
         node.reason = ""
-        self._save()
+        self._touch_node(node)
         self._schedule()
 
-    def status(self) -> ClusterStatus:
-        return ClusterStatus(
-            running=True,
-            pid=os.getpid(),
-            nodes=self.node_infos(),
-            jobs=[self.observe_one(job) for job in self.jobs.values()],
-        )
+    def status(self) -> bytes:
+        """`ClusterStatus` as JSON, its jobs from the same kept observations as `observe`."""
+        head = ClusterStatus(running=True, pid=os.getpid(), nodes=self.node_infos()).model_dump_json()
+        assert head.endswith('"jobs":[]}')
+        jobs = b",".join(self._observed_json(job) for job in self.jobs.values())
+        return head[: -len("[]}")].encode() + b"[" + jobs + b"]}"
 
     # --- lookups -----------------------------------------------------------------------
 
@@ -308,32 +411,30 @@ class LocalCluster:
     # --- scheduling --------------------------------------------------------------------
 
     def _schedule(self) -> None:
-        """First fit in submit order: each runnable job gets the lowest-numbered free nodes."""
-        if self.stopping:
-            return
-        changed = False
-        for job in self.jobs.values():
-            if job.state is not JobState.PENDING or job.held:
+        """First fit in submit order: each runnable job gets the lowest-numbered free nodes.
+        Then saves what this change and the scheduling did."""
+        names = list(self.nodes)
+        for job_id in [] if self.stopping else list(self._queue):
+            if not self._free:
+                break  # nothing more can start; the jobs left wait (see `_pending_reason`)
+            job = self.jobs[job_id]
+            if len(self._free) < job.nodes_wanted:
                 continue
-            usable = [n for n in self.nodes.values() if not (n.down or n.drain) and n.name not in job.excluded_nodes]
-            free = [node.name for node in usable if node.job_id is None]
-            if len(free) >= job.nodes_wanted:
-                self._allocate(job, free[: job.nodes_wanted])
-                changed = True
-                continue
-            reason = "Resources" if len(usable) >= job.nodes_wanted else "ReqNodeNotAvail"
-            changed = changed or job.reason != reason
-            job.reason = reason
-        if changed:
-            self._save()
+            excluded = set(job.excluded_nodes)
+            fit = [names[n] for n in self._free if names[n] not in excluded][: job.nodes_wanted]
+            if len(fit) == job.nodes_wanted:
+                self._allocate(job, fit)
+        self._save()
 
     def _allocate(self, job: JobRecord, names: list[str]) -> None:
         job.state = JobState.RUNNING
         job.reason = ""
         job.nodes = names
         job.started_at = utcnow()
+        self._touch(job)
         for name in names:
             self.nodes[name].job_id = job.id
+            self._index_node(self.nodes[name])
         run = Execution(job.id)
         self.runs[job.id] = run
         log.info("started", job_id=job.id, nodes=names, restart_count=job.restart_count)
@@ -361,6 +462,7 @@ class LocalCluster:
         finally:
             os.close(fd)
             run.launched = True
+            self._touch(job)  # its process groups: what a restarted daemon cleans up
             self._save()
             self._maybe_finish(run)
 
@@ -412,6 +514,7 @@ class LocalCluster:
             ended_at=utcnow(),
         )
         job.tasks.append(result)
+        self._touch(job)
         run.exited.add(node)
         if returncode != 0 and run.outcome is None:
             run.outcome = JobState.FAILED
@@ -464,14 +567,15 @@ class LocalCluster:
         for name in job.nodes:
             if self.nodes[name].job_id == job.id:
                 self.nodes[name].job_id = None
+                self._index_node(self.nodes[name])
         del self.runs[job.id]
         if run.outcome == REQUEUE:
             job.start_new_attempt()
         else:
             self._record_end(job, run)
+        self._touch(job)
         log.info("ended", job_id=job.id, state=job.state, exit_code=job.exit_code)
         self._prune()
-        self._save()
         run.done.set()
         self._schedule()
 
@@ -493,7 +597,14 @@ class LocalCluster:
             job.failed_nodes = run.failed_nodes
 
     def _prune(self) -> None:
-        ended = [job for job in self.jobs.values() if job.state.ended]
-        for job in ended[: max(0, len(ended) - MAX_ENDED_JOBS)]:
-            del self.jobs[job.id]
-            shutil.rmtree(self.script_path(job.id).parent, ignore_errors=True)
+        """Forget the oldest ended jobs (by id) beyond MAX_ENDED_JOBS."""
+        while len(self._ended) > MAX_ENDED_JOBS:
+            job_id = heapq.heappop(self._ended_heap)
+            if job_id not in self._ended:
+                continue  # requeued since it ended: no longer ended
+            self._ended.discard(job_id)
+            job = self.jobs.pop(job_id)
+            self._observed.pop(job_id, None)
+            self._forget_token(job)
+            self._deleted.add(job_id)
+            shutil.rmtree(self.script_path(job_id).parent, ignore_errors=True)

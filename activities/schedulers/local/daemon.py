@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
+import resource
 import signal
 import sys
 from pathlib import Path
@@ -55,7 +56,7 @@ class Daemon:
         try:
             line = await reader.readline()
             reply, shutdown = await self._answer(line)
-            writer.write(reply.model_dump_json().encode() + b"\n")
+            writer.write(_encode(reply) + b"\n")
             await writer.drain()
         except (OSError, ValueError) as err:
             # A client that went away or sent an over-long line; nothing to answer.
@@ -66,7 +67,7 @@ class Daemon:
         if shutdown:
             self.stop.set()
 
-    async def _answer(self, line: bytes) -> tuple[wire.OkReply | wire.ErrorReply, bool]:
+    async def _answer(self, line: bytes) -> tuple[wire.OkReply | wire.ErrorReply | bytes, bool]:
         try:
             request = wire.REQUEST.validate_json(line)
         except ValidationError as err:
@@ -75,6 +76,8 @@ class Daemon:
             result = await self._dispatch(request)
         except OpError as err:
             return wire.ErrorReply(error=str(err), kind=err.kind), False
+        if isinstance(result, bytes):
+            return result, False  # a result the cluster serialised itself
         return wire.OkReply(result=result), isinstance(request, wire.Shutdown)
 
     async def _dispatch(self, request: wire.Request) -> Any:
@@ -111,6 +114,13 @@ class Daemon:
             case wire.Shutdown():
                 await cluster.shutdown()
         return None
+
+
+def _encode(reply: wire.OkReply | wire.ErrorReply | bytes) -> bytes:
+    """The reply line; a result already serialised (observations, status) goes in as it is."""
+    if isinstance(reply, bytes):
+        return b'{"ok":true,"result":' + reply + b"}"
+    return reply.model_dump_json().encode()
 
 
 def _first_error(err: ValidationError) -> str:
@@ -163,5 +173,18 @@ def run(root: Path, nodes: int) -> int:
     except StateError as err:
         print(f"local cluster: {err}", file=sys.stderr)
         return 1
+    _scale_for_many_jobs()
     asyncio.run(Daemon(cluster, socket_path).serve(root / "daemon.pid"))
     return 0
+
+
+def _scale_for_many_jobs() -> None:
+    """Ten thousand running copies: one pidfd per copy instead of Python 3.11's default of one
+    waiting thread per child (threads count against the machine's pid limit, 32768 here, next
+    to the copies themselves), and the open-files limit raised to what the system allows."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or soft < hard:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    if sys.version_info < (3, 12) and hasattr(asyncio, "PidfdChildWatcher"):
+        # From 3.12 the loop uses pidfds by itself where the kernel has them.
+        asyncio.set_child_watcher(asyncio.PidfdChildWatcher())

@@ -6,7 +6,7 @@ session, with its state under `$RECOVERY_HOME/cluster/`:
     daemon.sock   the unix socket clients talk to (`adapter`)
     daemon.pid    the daemon's pid, written once the socket answers
     daemon.log    its log
-    state.json    the job table and node states, rewritten atomically on every change
+    state.db      the job table and node states (SQLite, WAL): a row per job and per node
     jobs/<id>/script, logs/slurm-<id>.out
 
 A process is only ever signalled by its exact pid, after checking its command line: never by
@@ -120,13 +120,12 @@ def status() -> wire.ClusterStatus:
     except SchedulerUnavailable:
         pass
     root = cluster_dir()
-    state_file = root / "state.json"
-    if not state_file.exists():
-        return wire.ClusterStatus(running=False)
     try:
-        saved = local_state.ClusterState.model_validate_json(state_file.read_bytes())
-    except ValueError as err:
-        raise ClusterError(f"cannot read {state_file}: {err}") from err
+        saved = local_state.read(root)
+    except local_state.StateError as err:
+        raise ClusterError(str(err)) from err
+    if saved is None:
+        return wire.ClusterStatus(running=False)
     return wire.ClusterStatus(
         running=False,
         nodes=[node.info() for node in saved.nodes],
@@ -247,12 +246,11 @@ def _reap_children() -> None:
 
 def _kill_orphans() -> None:
     """After a forced kill, the daemon could not end its jobs; end them from its saved state."""
-    state_file = cluster_dir() / "state.json"
-    if not state_file.exists():
-        return
     try:
-        state = local_state.ClusterState.model_validate_json(state_file.read_bytes())
-    except ValueError:
+        state = local_state.read(cluster_dir())
+    except local_state.StateError:
+        return
+    if state is None:
         return
     for job in state.jobs:
         for pgid in job.pgids.values():

@@ -1,23 +1,32 @@
-"""The local cluster's durable state: the job table and node states, in `state.json`.
+"""The local cluster's durable state: the job table and node states, in `state.db`.
 
-The file is rewritten whole after every change (temp file, fsync, `os.replace`), so a reader
-never sees half a table and a restarted daemon knows every job it had, including the process
-groups of the ones that were running when it died.
+SQLite (stdlib `sqlite3`) in WAL mode, one row per job and per node: a change writes only the
+rows it touched, in one transaction (fsynced, `synchronous=FULL`), so the cost of a change does
+not grow with the job table (the whole-file `state.json` of earlier versions did: 1,000 jobs
+took minutes to start). A daemon killed mid-change restarts with the state of its last
+committed change, including the process groups of the jobs that were running when it died.
+A `state.json` from an earlier version is migrated once, on the daemon's first start.
 """
 
 from __future__ import annotations
 
 import os
+import sqlite3
 import uuid
+from collections.abc import Iterable, Iterator
+from contextlib import closing, contextmanager
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from recovery.activities.clock import utcnow
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, TaskResult
 
-STATE_VERSION = 1
+# 1: state.json, rewritten whole; 2: state.db, a row per job and per node.
+STATE_VERSION = 2
+DB_NAME = "state.db"
+LEGACY_NAME = "state.json"
 
 
 def script_path(root: Path, job_id: int) -> Path:
@@ -128,18 +137,15 @@ class ClusterState(BaseModel):
 
 
 class StateError(Exception):
-    """state.json exists but cannot be read; the daemon refuses to start rather than forget jobs."""
+    """The saved state exists but cannot be read; the daemon refuses to start rather than forget jobs."""
 
 
-def load(path: Path, node_count: int) -> ClusterState:
-    """The saved state (or a fresh one), with exactly nodes node1..nodeN, down marks kept."""
-    if path.exists():
-        try:
-            state = ClusterState.model_validate_json(path.read_bytes())
-        except ValueError as err:
-            raise StateError(f"cannot read {path}: {err}") from err
-    else:
-        state = ClusterState()
+def db_path(root: Path) -> Path:
+    return root / DB_NAME
+
+
+def with_nodes(state: ClusterState, node_count: int) -> ClusterState:
+    """The state with exactly nodes node1..nodeN, their down and drain marks kept."""
     saved = {node.name: node for node in state.nodes}
     state.nodes = []
     for number in range(1, node_count + 1):
@@ -150,10 +156,160 @@ def load(path: Path, node_count: int) -> ClusterState:
     return state
 
 
-def save(path: Path, state: ClusterState) -> None:
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS nodes (name TEXT PRIMARY KEY, body TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS jobs (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # Autocommit mode: every write below opens its own transaction explicitly.
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    # FULL: every commit is fsynced, as every state.json rewrite was.
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class Store:
+    """The daemon's open `state.db`. Only the daemon writes it (its lock file makes it the only
+    daemon); `read` gives a stopped cluster's state to the launcher."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    @classmethod
+    def open(cls, root: Path) -> Store:
+        """Open (or create) `state.db`; a `state.json` of an earlier version is migrated first."""
+        path = db_path(root)
+        legacy = root / LEGACY_NAME
+        try:
+            if not path.exists() and legacy.exists():
+                _migrate(legacy, path)
+            conn = _connect(path)
+            for statement in _SCHEMA:
+                conn.execute(statement)
+            _check_version(conn, path)
+        except sqlite3.Error as err:
+            raise StateError(f"cannot open {path}: {err}") from err
+        return cls(conn)
+
+    def load(self, node_count: int) -> ClusterState:
+        """The saved state (or a fresh one), with exactly nodes node1..nodeN, down marks kept."""
+        try:
+            state = _read(self.conn)
+        except (sqlite3.Error, ValueError) as err:
+            raise StateError(f"cannot read the local cluster's state: {_describe(err)}") from err
+        state = with_nodes(state or ClusterState(), node_count)
+        self.write(state.cluster_id, state.next_job_id, nodes=state.nodes, all_nodes=True)
+        return state
+
+    def write(
+        self,
+        cluster_id: str,
+        next_job_id: int,
+        *,
+        jobs: Iterable[JobRecord] = (),
+        deleted: Iterable[int] = (),
+        nodes: Iterable[NodeRecord] = (),
+        all_nodes: bool = False,
+    ) -> None:
+        """One change, in one transaction: the jobs and nodes it touched, the jobs it forgot.
+        `all_nodes`: `nodes` is the whole node list (others are dropped)."""
+        with _transaction(self.conn):
+            _write(self.conn, cluster_id, next_job_id, jobs, deleted, nodes, all_nodes)
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _write(
+    conn: sqlite3.Connection,
+    cluster_id: str,
+    next_job_id: int,
+    jobs: Iterable[JobRecord],
+    deleted: Iterable[int],
+    nodes: Iterable[NodeRecord],
+    all_nodes: bool,
+) -> None:
+    meta = {"version": str(STATE_VERSION), "cluster_id": cluster_id, "next_job_id": str(next_job_id)}
+    conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", meta.items())
+    if all_nodes:
+        conn.execute("DELETE FROM nodes")
+    # A node's job is not kept: a restarted daemon ends every job that was running.
+    rows = [(node.name, node.model_dump_json(include={"name", "down", "drain", "reason"})) for node in nodes]
+    conn.executemany("INSERT OR REPLACE INTO nodes VALUES (?, ?)", rows)
+    conn.executemany("INSERT OR REPLACE INTO jobs VALUES (?, ?)", [(job.id, job.model_dump_json()) for job in jobs])
+    conn.executemany("DELETE FROM jobs WHERE id = ?", [(job_id,) for job_id in deleted])
+
+
+def _read(conn: sqlite3.Connection) -> ClusterState | None:
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    if not meta:
+        return None
+    nodes = [NodeRecord.model_validate_json(body) for (body,) in conn.execute("SELECT body FROM nodes ORDER BY rowid")]
+    jobs = [JobRecord.model_validate_json(body) for (body,) in conn.execute("SELECT body FROM jobs ORDER BY id")]
+    return ClusterState(cluster_id=meta["cluster_id"], next_job_id=int(meta["next_job_id"]), nodes=nodes, jobs=jobs)
+
+
+def _check_version(conn: sqlite3.Connection, path: Path) -> None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+    if row is not None and int(row[0]) > STATE_VERSION:
+        raise StateError(
+            f"{path} was written by a newer recovery (state version {row[0]}, this one reads"
+            f" up to {STATE_VERSION}); upgrade recovery or use another RECOVERY_HOME"
+        )
+
+
+def _migrate(legacy: Path, path: Path) -> None:
+    """state.json (version 1) -> state.db, all or nothing: built aside, then renamed into place.
+    The old file is kept beside it as state.json.migrated."""
+    try:
+        state = ClusterState.model_validate_json(legacy.read_bytes())
+    except (OSError, ValueError) as err:
+        raise StateError(f"cannot read {legacy} to migrate it: {_describe(err)}") from err
     tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as handle:
-        handle.write(state.model_dump_json(indent=1).encode())
-        handle.flush()
-        os.fsync(handle.fileno())
+    for leftover in (tmp, tmp.with_name(tmp.name + "-wal"), tmp.with_name(tmp.name + "-shm")):
+        leftover.unlink(missing_ok=True)
+    with closing(_connect(tmp)) as conn:
+        for statement in _SCHEMA:
+            conn.execute(statement)
+        with _transaction(conn):
+            _write(conn, state.cluster_id, state.next_job_id, state.jobs, (), state.nodes, True)
     os.replace(tmp, path)
+    os.replace(legacy, legacy.with_name(legacy.name + ".migrated"))
+
+
+def read(root: Path) -> ClusterState | None:
+    """A stopped cluster's last saved state (state.db, else an unmigrated state.json), or None."""
+    path, legacy = db_path(root), root / LEGACY_NAME
+    try:
+        if path.exists():
+            with closing(_connect(path)) as conn:
+                return _read(conn)
+        if legacy.exists():
+            return ClusterState.model_validate_json(legacy.read_bytes())
+    except (OSError, sqlite3.Error, ValueError) as err:
+        raise StateError(f"cannot read the local cluster's state in {root}: {_describe(err)}") from err
+    return None
+
+
+def _describe(err: Exception) -> str:
+    """One line: pydantic's own message spans several."""
+    if isinstance(err, ValidationError):
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        return f"{where}: {first['msg']}" if where else str(first["msg"])
+    return str(err)

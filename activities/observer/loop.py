@@ -1,0 +1,151 @@
+"""The worker's one observer: a single loop that looks at every watched attempt, so an idle run
+costs no wake-ups of its own.
+
+Each `watch_attempt` activity attaches its attempt and waits, heartbeating only as often as its
+heartbeat timeout needs. The loop looks, every `poll_seconds` (the smallest any watch asked
+for), at the scheduler once for all watched jobs (through the coalescer, so the other
+activities' reads share that call) and reads the logs that are due, incrementally, keeping each
+attempt's hang and straggler state in memory. It wakes a watch (completes its future, so the
+activity returns and the run's workflow runs) only on news: the attempt ended or was requeued,
+made its first progress, hangs or straggles.
+
+It is level-triggered: each look judges what is true now (the scheduler's state, the log read
+from the attempt's recorded offset), not which events it saw. A watch attached after a worker
+loss (Temporal retries the lost activity on a live worker) or after the run's safety timer is
+judged on its first look, so a job that ended meanwhile wakes its run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import structlog
+
+from recovery.activities import metrics
+from recovery.activities.logwatch import LogReading
+from recovery.activities.observer.news import forgotten
+from recovery.activities.observer.watched import Watched
+from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
+from recovery.activities.schedulers.coalesce import CoalescingObserver
+from recovery.workflows.models import JobObservation, WatchInput, WatchResult
+
+log = structlog.get_logger("recovery.observer")
+
+# Log reads a second, at most: a few runs are read every poll, 10,000 runs each every 5 s (a
+# hang's timeout is minutes; the scheduler, which tells of ended jobs, is still polled each time).
+LOG_READS_PER_SECOND = 2000.0
+# How long an attempt's read state outlives its watch, for the run's next watch of the same
+# attempt (after its first progress, after the safety timer) to carry on without a re-read.
+KEEP_SECONDS = 600.0
+IDLE_POLL_SECONDS = 1.0  # the loop's pace when nothing asks (it then waits for a watch)
+
+
+class Observer:
+    def __init__(self, coalescer: CoalescingObserver, reading: LogReading) -> None:
+        self.coalescer = coalescer
+        self.reading = reading
+        self.looks = 0  # looks taken, each at every watched attempt: for tests and metrics
+        self.wakes = 0  # watches woken with news
+        self._watched: dict[str, Watched] = {}  # by run id: a run has one watch at a time
+        self._kept: dict[str, Watched] = {}  # let go of, kept for the run's next watch
+        self._arrived = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def watching(self) -> int:
+        return len(self._watched)
+
+    def attach(self, inp: WatchInput) -> asyncio.Future[WatchResult]:
+        """Watch the run's attempt from now on; its news completes the returned future. A run's
+        new watch supersedes its old one (a retry, or a re-arm whose cancel is still on its way)."""
+        waiter: asyncio.Future[WatchResult] = asyncio.get_running_loop().create_future()
+        old = self._watched.pop(inp.run_id, None) or self._kept.pop(inp.run_id, None)
+        watched = Watched(inp, waiter)
+        if old is not None:
+            if not old.waiter.done():
+                old.waiter.cancel()
+            if old.same_attempt(inp):
+                watched.log = old.log  # carry on where the last watch stopped reading
+        self._watched[inp.run_id] = watched
+        self._arrived.set()
+        self._start()
+        return waiter
+
+    def detach(self, run_id: str, waiter: asyncio.Future[WatchResult]) -> None:
+        """The watch is over (woken, cancelled or failed): keep what was read for its next one."""
+        watched = self._watched.get(run_id)
+        if watched is None or watched.waiter is not waiter:
+            return
+        del self._watched[run_id]
+        watched.idle_since = time.monotonic()
+        self._kept[run_id] = watched
+
+    def _start(self) -> None:
+        """Started by the first watch of the worker, and again should it ever have stopped."""
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._run(), name="recovery-observer")
+            self._task.add_done_callback(self._stopped)
+
+    def _stopped(self, task: asyncio.Task[None]) -> None:
+        """The loop failed: every waiting watch fails with its error, so Temporal retries them
+        (and their retries start the loop again). Nothing waits on a loop that is gone."""
+        error = None if task.cancelled() else task.exception()
+        for watched in self._watched.values():
+            if not watched.waiter.done():
+                if error is None:
+                    watched.waiter.cancel()
+                else:
+                    watched.waiter.set_exception(error)
+
+    async def _run(self) -> None:
+        while True:
+            if not self._watched:
+                self._arrived.clear()
+                await self._arrived.wait()
+            await self.look()
+            await asyncio.sleep(self._pace())
+
+    def _pace(self) -> float:
+        return min((w.inp.poll_seconds for w in self._watched.values()), default=IDLE_POLL_SECONDS)
+
+    async def look(self) -> None:
+        """One look at every watched attempt: one scheduler read, the logs that are due."""
+        asked = {w.job_id for w in self._watched.values()}
+        found = await self._observe(sorted(asked))
+        now = time.monotonic()
+        self.looks += 1
+        spacing = max(self._pace(), len(self._watched) / LOG_READS_PER_SECOND)
+        for watched in list(self._watched.values()):
+            if watched.waiter.done() or watched.job_id not in asked:
+                continue  # woken already, or attached after the read: judged on the next look
+            obs = None if found is None else found.get(watched.job_id) or forgotten(watched.inp.attempt)
+            due = now >= watched.next_read
+            if due:
+                watched.next_read = now + spacing
+            try:
+                news = watched.look(obs, now, due, self.reading)
+            except OSError as e:  # this run's log alone: its watch fails and is retried
+                watched.waiter.set_exception(e)
+                continue
+            if news is not None:
+                self.wakes += 1
+                watched.waiter.set_result(news)
+        self._forget(now)
+
+    async def _observe(self, job_ids: list[str]) -> dict[str, JobObservation] | None:
+        """The jobs now (a job missing: the scheduler forgot it); None if the scheduler is away."""
+        try:
+            return await self.coalescer.observe(job_ids)
+        except SchedulerUnavailable as e:
+            # The watches outlive scheduler restarts: they keep heartbeating, the loop looks again.
+            metrics.scheduler_error("SchedulerUnavailable")
+            log.warning("scheduler unavailable", jobs=len(job_ids), error=str(e))
+            return None
+        except JobNotFound:
+            return {}
+
+    def _forget(self, now: float) -> None:
+        stale = [run_id for run_id, kept in self._kept.items() if now - kept.idle_since > KEEP_SECONDS]
+        for run_id in stale:
+            del self._kept[run_id]

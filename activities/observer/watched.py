@@ -1,0 +1,51 @@
+"""One watched attempt, as the observer holds it in memory: what the run asked for, its log as
+read so far (with its hang and straggler detectors), and the run's waiting watch to wake."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from recovery.activities.logwatch import AttemptLog, LogReading
+from recovery.activities.observer.news import attempt_over, ended, open_log, while_running
+from recovery.workflows.models import JobObservation, JobState, WatchInput, WatchResult
+
+
+@dataclass
+class Watched:
+    inp: WatchInput
+    waiter: asyncio.Future[WatchResult]
+    log: AttemptLog | None = None
+    next_read: float = 0.0  # monotonic time of the log's next read
+    idle_since: float = 0.0  # when the last watch let go of it (kept state only)
+
+    @property
+    def job_id(self) -> str:
+        return self.inp.attempt.job_id
+
+    def same_attempt(self, inp: WatchInput) -> bool:
+        """A later watch of the attempt this state was read for: it may carry on from it."""
+        mine, theirs = self.inp.attempt, inp.attempt
+        return (mine.index, mine.job_id, mine.restart_count, mine.log_offset) == (
+            theirs.index,
+            theirs.job_id,
+            theirs.restart_count,
+            theirs.log_offset,
+        )
+
+    def look(self, obs: JobObservation | None, now: float, read_log: bool, reading: LogReading) -> WatchResult | None:
+        """One look at the attempt (`obs` None: the scheduler is away): the news, if any."""
+        if obs is not None and self.log is None:
+            self.log = open_log(obs, self.inp, now, reading)
+        over = obs is not None and attempt_over(obs, self.inp.attempt)
+        read = self.log is not None and (read_log or over)
+        if self.log is not None and read:
+            self.log.poll(now)
+        if obs is None:
+            return None
+        if over:
+            return ended(obs, self.inp.attempt, self.log, now)
+        # Judged only right after a read: a log read less often must not look silent.
+        if self.log is not None and read and obs.state is JobState.RUNNING:
+            return while_running(obs, self.inp, self.log, now)
+        return None

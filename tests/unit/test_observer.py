@@ -1,0 +1,97 @@
+"""The observer on its own (activities/observer/): level-triggered first looks, wake-ups only on
+news, an attempt's read state carried from one watch to the next, a run's newer watch
+superseding its older one. Against the scripted scheduler and a real log file."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+from pathlib import Path
+
+from recovery.activities.logwatch import LogReading
+from recovery.activities.observer.loop import Observer
+from recovery.activities.schedulers.coalesce import CoalescingObserver
+from recovery.workflows.models import Attempt, JobState, SubmitRequest, TaskResult, WatchInput, WatchResult
+from recovery.workflows.policy import Hang, Policy
+from tests.fakes import ScriptedScheduler
+
+FAST_HANG = Policy(hang=Hang(min_timeout=timedelta(seconds=0.5), max_timeout=timedelta(seconds=0.5)))
+
+
+async def a_job(scheduler: ScriptedScheduler, log: Path | None = None) -> Attempt:
+    job = await scheduler.submit(SubmitRequest(script="", name="t", nodes=1, workdir="/tmp", token="t"))
+    if log is not None:
+        scheduler.jobs[job.job_id] = job.model_copy(update={"output_path": str(log)})
+    return Attempt(index=0, job_id=job.job_id, nodes=job.nodes)
+
+
+def watch(attempt: Attempt, run_id: str = "run", policy: Policy | None = None) -> WatchInput:
+    return WatchInput(run_id=run_id, attempt=attempt, poll_seconds=0.01, policy=policy or Policy())
+
+
+def observer_of(scheduler: ScriptedScheduler) -> Observer:
+    return Observer(CoalescingObserver(scheduler, 0.001), LogReading())
+
+
+async def news(observer: Observer, inp: WatchInput, timeout: float = 10.0) -> WatchResult:
+    waiter = observer.attach(inp)
+    try:
+        return await asyncio.wait_for(waiter, timeout)
+    finally:
+        observer.detach(inp.run_id, waiter)
+
+
+async def test_a_job_that_failed_before_anyone_watched_wakes_its_run_on_the_first_look() -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempt = await a_job(scheduler)
+    job = scheduler.jobs[attempt.job_id]
+    failed = TaskResult(node="node1", exit_code=1)
+    scheduler.jobs[attempt.job_id] = job.model_copy(update={"state": JobState.FAILED, "tasks": [failed]})
+    observer = observer_of(scheduler)
+    result = await news(observer, watch(attempt))
+    assert result.event == "ended" and result.symptom is not None and result.symptom.kind == "crash"
+    assert observer.looks == 1 and observer.wakes == 1
+
+
+async def test_a_running_job_wakes_nobody_and_one_read_serves_every_run() -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempts = [await a_job(scheduler) for _ in range(3)]
+    observer = observer_of(scheduler)
+    waiters = [observer.attach(watch(a, run_id=f"run{i}")) for i, a in enumerate(attempts)]
+    while observer.looks < 20:
+        await asyncio.sleep(0.01)
+    assert not any(w.done() for w in waiters) and observer.wakes == 0
+    assert observer.coalescer.polls <= observer.looks, "one scheduler read per look, for all three"
+    for i, w in enumerate(waiters):
+        observer.detach(f"run{i}", w)
+    assert observer.watching == 0
+
+
+async def test_first_progress_then_a_hang_on_the_state_carried_from_watch_to_watch(tmp_path: Path) -> None:
+    log = tmp_path / "job.out"
+    log.write_text("recovery-progress step=1\n")
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempt = await a_job(scheduler, log)
+    observer = observer_of(scheduler)
+    first = await news(observer, watch(attempt, policy=FAST_HANG))
+    assert first.event == "progress" and first.first_step == 1
+    # The run records the first step and watches the same attempt again: the observer carries
+    # on from what it read (the hang detector is already trained) and finds the silence.
+    again = attempt.model_copy(update={"first_step": 1})
+    hung = await news(observer, watch(again, policy=FAST_HANG))
+    assert hung.event == "hang" and hung.symptom is not None
+    assert "no progress" in hung.symptom.evidence[0].text
+    assert hung.log_offset == len(log.read_bytes()), "the successor's output starts where this one stopped"
+
+
+async def test_a_newer_watch_of_a_run_supersedes_the_older_one() -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempt = await a_job(scheduler)
+    observer = observer_of(scheduler)
+    old = observer.attach(watch(attempt))
+    new = observer.attach(watch(attempt))
+    await asyncio.sleep(0)
+    assert old.cancelled() and not new.done()
+    observer.detach("run", old)  # the old watch's late goodbye leaves the new one attached
+    assert observer.watching == 1
+    observer.detach("run", new)
