@@ -51,8 +51,12 @@ class ScriptedScheduler:
             excluded_nodes=list(request.excluded_nodes),
         )  # fmt: skip
         self.sizes[job_id] = request.nodes
-        self.events.append(f"submit {request.name}")
-        self.jobs[job_id] = self._start(obs, request.nodes)
+        if request.hold:  # a pipeline's stage: queued held until the pipeline releases it
+            self.events.append(f"hold {request.name}")
+            self.jobs[job_id] = obs.model_copy(update={"held": True})
+        else:
+            self.events.append(f"submit {request.name}")
+            self.jobs[job_id] = self._start(obs, request.nodes)
         self.calls.append(("submit", job_id))
         return self.jobs[job_id]
 
@@ -92,6 +96,8 @@ class ScriptedScheduler:
         if not job.held:
             raise SchedulerError("not held")
         self.calls.append(("release", job_id))
+        if job.restart_count == 0:
+            self.events.append(f"release {job.name}")
         self.jobs[job_id] = self._start(job.model_copy(update={"held": False}), self.sizes[job_id])
 
     async def cancel(self, job_id: str) -> None:

@@ -26,6 +26,7 @@ from recovery.activities.progress import ProgressParser
 from recovery.activities.run_waits import RunWaitActivities
 from recovery.activities.schedulers.base import Scheduler, SchedulerError
 from recovery.activities.signatures.catalog import load_catalog
+from recovery.activities.stage_jobs import StageJobActivities
 from recovery.activities.watch import WatchActivities
 from recovery.client import runs
 from recovery.client.config import WorkerConfig
@@ -112,7 +113,14 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         DiagnoseActivities(scheduler, provider_for(config), probing_for(config)).diagnose,
         StackActivities(scheduler, stacks_for(config)).collect_hang_stacks,
         NotifyActivities().notify,
+        *stage_job_activities(scheduler),
     ]
+
+
+def stage_job_activities(scheduler: Scheduler) -> list[Callable[..., Any]]:
+    """A pipeline's actions on its stages' held jobs."""
+    stages = StageJobActivities(scheduler)
+    return [stages.dag_release, stages.dag_cancel]
 
 
 # Beyond the long watches: room for the short activities of recoveries happening at once.

@@ -9,7 +9,8 @@ the activity touches anything, when it names another scheduler than this worker'
 is one non-retryable error (`WrongScheduler`), so it reads as one line in the run's history, and
 the run gives up with it (workflows/training_run.py).
 
-Activities of other workflows (node history, discovery) carry no header and are not checked.
+A pipeline's own activities (its stages' held jobs) carry its scheduler too. Activities of other
+workflows (node history, discovery) carry no header and are not checked.
 """
 
 from __future__ import annotations
@@ -84,7 +85,9 @@ class _TellScheduler(WorkflowInboundInterceptor):
 class _WithSchedulerHeader(WorkflowOutboundInterceptor):
     def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
         # Duck-typed: the workflow class inside the sandbox is not the one imported out here.
-        spec = getattr(workflow.instance(), "spec", None)
+        # A run's spec names its scheduler; a pipeline's input does (its held stages' jobs).
+        instance = workflow.instance()
+        spec = getattr(instance, "spec", None) or getattr(instance, "inp", None)
         scheduler = getattr(spec, "scheduler", None)
         if isinstance(scheduler, str):
             input.headers = {**input.headers, HEADER: PayloadConverter.default.to_payload(scheduler)}

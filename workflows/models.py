@@ -186,6 +186,11 @@ class SubmitRequest(Model):
     # scheduler's default output, and the worker's own user.
     output: str = ""
     user: str = ""
+    # A pipeline's stage is submitted held and released by the pipeline (`dag_release`) once its
+    # needs completed. `labels` say why, for operators: Slurm keeps them in the job's comment
+    # beside the token (`squeue -O Comment`), the local scheduler in the held job's reason.
+    hold: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
 
 
 # --- the run ---------------------------------------------------------------------------------
@@ -209,6 +214,27 @@ class RunSpec(Model):
     tuning: Tuning = Field(default_factory=lambda: Tuning())
     adopt_job_id: str | None = None  # a job already submitted (sbatch, opt-in), instead of submitting
     sbatch_options: list[str] = Field(default_factory=list)  # passed on to every sbatch of the run
+
+    def token(self, index: int) -> str:
+        """The token of the run's attempt `index`: a retried submit (or a stage's run adopting
+        the job its pipeline submitted held) finds its job by it."""
+        return f"recovery:{self.run_id}:{index}"
+
+    def submit_request(self, index: int, excluded: list[str], output: str = "", user: str = "") -> SubmitRequest:
+        """What submitting the run's script as attempt `index` asks of the scheduler."""
+        return SubmitRequest(
+            script=self.script,
+            args=self.args,
+            name=self.name,
+            nodes=self.nodes,
+            workdir=self.workdir,
+            token=self.token(index),
+            excluded_nodes=excluded,
+            env=self.env,
+            sbatch_options=self.sbatch_options,
+            output=output,
+            user=user,
+        )
 
 
 class Attempt(Model):

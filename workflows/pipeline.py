@@ -21,10 +21,13 @@ from temporalio.exceptions import ActivityError, CancelledError, ChildWorkflowEr
 from temporalio.workflow import ActivityCancellationType, ChildWorkflowHandle, ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
+    from recovery.activities.actions import ActionActivities
     from recovery.activities.run_waits import RunWaitActivities
+    from recovery.activities.stage_jobs import StageJobActivities
     from recovery.workflows import search_attributes as sa
-    from recovery.workflows.models import CancelRequest, RunInput, RunState, RunStatus
+    from recovery.workflows.models import Attempt, CancelRequest, RunInput, RunState, RunStatus, SubmitInput
     from recovery.workflows.pipeline_models import (
+        HOLDING_SCHEDULERS,
         PIPELINE,
         AwaitRunsInput,
         PipelineAction,
@@ -33,6 +36,7 @@ with workflow.unsafe.imports_passed_through():
         PipelineStatus,
         PipelineSummary,
         ReleaseRequest,
+        StageJobInput,
         StageState,
         StageStatus,
     )
@@ -41,6 +45,8 @@ with workflow.unsafe.imports_passed_through():
 
 # A stage's end, from its run's final state.
 _ENDED = {RunState.COMPLETED: StageState.COMPLETED, RunState.GAVE_UP: StageState.GAVE_UP}
+# Pipelines started before stages were submitted held replay without those submissions.
+HELD_STAGES_PATCH = "pipeline-held-stages"
 
 
 @workflow.defn(name=PIPELINE)
@@ -57,6 +63,7 @@ class Pipeline:
         self._handles: dict[str, ChildWorkflowHandle[Any, RunStatus]] = {}
         self._outbox: list[tuple[str, CancelRequest | None]] = []  # signals to pass on to running stages
         self._published: dict[str, Any] = {}
+        self._held: dict[str, Attempt] = {}  # stage -> its job, submitted held at the start
 
     # --- signals and query ---------------------------------------------------------------
 
@@ -103,17 +110,26 @@ class Pipeline:
     @workflow.run
     async def run(self, inp: PipelineInput) -> PipelineStatus:
         self._publish()
-        if inp.after:
-            await self._wait_for_after()
-        while not all(s.state.finished for s in self.stages.values()):
-            await self._forward_signals()
-            if self._cancel is not None:
-                self._cancel_unstarted()
-            else:
-                self._follow_failures()
-                for stage in self._ready():
-                    await self._start(stage)
-            await workflow.wait_condition(self._something_to_do)
+        if inp.scheduler in HOLDING_SCHEDULERS and workflow.patched(HELD_STAGES_PATCH):
+            await self._submit_held_stages()
+        try:
+            if inp.after:
+                await self._wait_for_after()
+            while not all(s.state.finished for s in self.stages.values()):
+                await self._forward_signals()
+                if self._cancel is not None:
+                    self._cancel_unstarted()
+                else:
+                    self._follow_failures()
+                    for stage in self._ready():
+                        await self._start(stage)
+                await self._cancel_held_jobs()
+                await workflow.wait_condition(self._something_to_do)
+        except asyncio.CancelledError:
+            # Cancelled from Temporal itself: the stages that never ran leave no held job behind.
+            self._cancel_unstarted()
+            await self._cancel_held_jobs()
+            raise
         self._publish()
         return self.status()
 
@@ -170,6 +186,7 @@ class Pipeline:
         """Release a stage: start its TrainingRun as a child. Its workflow id is its run id, so a
         start that is retried finds the child already there rather than starting a second."""
         spec = stage.spec
+        released = await self._release_held(stage)
         handle = await workflow.start_child_workflow(
             TrainingRun.run,
             RunInput(spec=spec),
@@ -183,14 +200,107 @@ class Pipeline:
         )
         self._handles[stage.name] = handle
         self._set(stage.name, StageState.RUNNING, "")
-        released = stage.name in self._released
-        self._record("dag_release", stage, "released by an operator" if released else self._why_released(stage))
+        why = "released by an operator" if stage.name in self._released else self._why_released(stage)
+        self._record("dag_release", stage, f"{why}; {released}" if released else why)
         asyncio.create_task(self._await_stage(stage.name, handle))  # noqa: RUF006 (the run loop outlives it)
         if self.paused:
             await handle.signal("pause")
 
+    # --- held stages (schedulers with holds: every stage that needs another is queued at the start)
+
+    async def _submit_held_stages(self) -> None:
+        """Submit every stage that needs another one now, held, so that the whole pipeline is in
+        the queue; each stage's run adopts its job later (the same token: `submit_attempt`
+        finds it). A stage whose held submission fails is submitted by its run when released."""
+        waiting = [stage for stage in self.inp.stages if stage.needs or self.inp.after]
+        held = await asyncio.gather(*(self._submit_held(stage) for stage in waiting))
+        for stage, attempt in zip(waiting, held, strict=True):
+            if attempt is None:
+                continue
+            self._held[stage.name] = attempt
+            self._set(
+                stage.name,
+                StageState.WAITING,
+                f"job {attempt.job_id} held until {' and '.join(self._needs(stage))} complete",
+            )
+
+    async def _submit_held(self, stage: PipelineStage) -> Attempt | None:
+        request = stage.spec.submit_request(0, [])
+        request.hold = True
+        request.labels = {"pipeline": self.inp.pipeline_id, "stage": stage.name, "after": "+".join(self._needs(stage))}
+        try:
+            attempt: Attempt = await workflow.execute_activity_method(
+                ActionActivities.submit_attempt,
+                SubmitInput(run_id=stage.spec.run_id, attempt_index=0, request=request),
+                start_to_close_timeout=self._quick(stage),
+                retry_policy=FOREVER,
+            )
+        except ActivityError as e:
+            workflow.logger.warning("stage %s not submitted held: %s", stage.name, e.cause or e)
+            return None
+        return attempt
+
+    async def _release_held(self, stage: PipelineStage) -> str:
+        """`dag_release` of the stage's held job (checked first: still held, still the stage's);
+        what it did, or "" for a stage without one."""
+        attempt = self._held.pop(stage.name, None)
+        if attempt is None:
+            return ""
+        try:
+            result = await workflow.execute_activity_method(
+                StageJobActivities.dag_release,
+                self._stage_job(stage, attempt),
+                start_to_close_timeout=self._quick(stage),
+                retry_policy=FOREVER,
+            )
+        except ActivityError as e:
+            return f"job {attempt.job_id} not released: {e.cause or e}"
+        return result.detail
+
+    async def _cancel_held_jobs(self) -> None:
+        """Cancelled stages leave no held job in the queue (`dag_cancel`: checked, then confirmed)."""
+        for stage in self.inp.stages:
+            if stage.name not in self._held or self.stages[stage.name].state is not StageState.CANCELLED:
+                continue
+            attempt = self._held.pop(stage.name)
+            try:
+                result = await workflow.execute_activity_method(
+                    StageJobActivities.dag_cancel,
+                    self._stage_job(stage, attempt),
+                    start_to_close_timeout=self._quick(stage),
+                    retry_policy=FOREVER,
+                )
+                detail = result.detail
+            except ActivityError as e:
+                detail = f"held job {attempt.job_id} not cancelled: {e.cause or e}"
+            self._tell(stage.name, detail)
+
+    def _stage_job(self, stage: PipelineStage, attempt: Attempt) -> StageJobInput:
+        return StageJobInput(
+            pipeline_id=self.inp.pipeline_id,
+            stage=stage.name,
+            run_id=stage.spec.run_id,
+            job_id=attempt.job_id,
+            token=stage.spec.token(0),
+            restart_count=attempt.restart_count,
+        )
+
+    def _tell(self, name: str, detail: str) -> None:
+        """Add what was done to the stage's job to its last recorded action."""
+        action = next((a for a in reversed(self.actions) if a.stage == name), None)
+        if action is not None:
+            action.detail = f"{action.detail}; {detail}" if action.detail else detail
+
+    @staticmethod
+    def _quick(stage: PipelineStage) -> timedelta:
+        return timedelta(seconds=stage.spec.tuning.action_timeout_seconds)
+
+    def _needs(self, stage: PipelineStage) -> list[str]:
+        """What the stage waits for: the outside runs the pipeline follows, then its own needs."""
+        return [*self.inp.after, *stage.needs]
+
     def _why_released(self, stage: PipelineStage) -> str:
-        needs = [*self.inp.after, *stage.needs]
+        needs = self._needs(stage)
         return f"{', '.join(needs)} completed" if needs else "needs nothing"
 
     # --- runs it follows (`submit --after`) ----------------------------------------------
@@ -199,8 +309,10 @@ class Pipeline:
         """Release nothing before the outside runs it follows completed (an activity reads them:
         a workflow cannot await one that is not its child). One that gave up or was cancelled
         cancels every stage, which says why; a cancel signal ends the wait."""
+        before = {name: stage.detail for name, stage in self.stages.items()}  # a held job's, say
         for name in self.stages:
-            self._set(name, StageState.WAITING, f"waits for {', '.join(self.inp.after)} to complete")
+            held = f" (job {self._held[name].job_id} held)" if name in self._held else ""
+            self._set(name, StageState.WAITING, f"waits for {', '.join(self.inp.after)} to complete{held}")
         tuning = self.inp.stages[0].spec.tuning  # the scheduler's: how often to look
         wait = workflow.start_activity_method(
             RunWaitActivities.await_runs,
@@ -219,7 +331,7 @@ class Pipeline:
         failed = next((end for end in await wait if end.state is not RunState.COMPLETED), None)
         if failed is None:
             for name in self.stages:
-                self._set(name, StageState.WAITING, "")
+                self._set(name, StageState.WAITING, before[name])
             return
         detail = f"follows {failed.run}, which {'gave up' if failed.state is RunState.GAVE_UP else 'was cancelled'}"
         detail += f" ({failed.detail})" if failed.detail else ""
@@ -227,6 +339,7 @@ class Pipeline:
             self._set(stage.name, StageState.CANCELLED, detail)
             self._record("cancel", stage, detail)
         self._cancel = CancelRequest()  # the pipeline ends cancelled, as its stages
+        await self._cancel_held_jobs()  # no held job left behind (the run loop will not run)
 
     async def _await_stage(self, name: str, handle: ChildWorkflowHandle[Any, RunStatus]) -> None:
         try:

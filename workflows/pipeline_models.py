@@ -188,6 +188,28 @@ class ReleaseRequest(Model):
     stages: list[str] = Field(default_factory=list)
 
 
+# Schedulers on which a pipeline submits its waiting stages at the start, held, and releases
+# each (`dag_release`) once its needs completed: Slurm, and the local scheduler, which holds
+# the same way. Elsewhere a stage's job is submitted when it is released.
+HOLDING_SCHEDULERS = ("slurm", "local")
+
+
+class StageJobInput(Model):
+    """`dag_release` / `dag_cancel`: the held job a pipeline submitted for one stage."""
+
+    pipeline_id: str
+    stage: str
+    run_id: str
+    job_id: str
+    token: str  # the stage's run's first token: the job is this stage's only while it carries it
+    restart_count: int = 0
+
+
+class StageJobResult(Model):
+    changed: bool
+    detail: str
+
+
 # A chained run's one stage (`submit JOB.sbatch --after RUN`): its run id is `PIPELINE_ID.run`.
 AFTER_STAGE = "run"
 

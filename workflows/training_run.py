@@ -58,7 +58,6 @@ with workflow.unsafe.imports_passed_through():
         RunState,
         RunStatus,
         SubmitInput,
-        SubmitRequest,
         Symptom,
         VerifyInput,
         WatchInput,
@@ -156,19 +155,7 @@ class TrainingRun:
         output = ""
         if kept is not None and kept.output_path:
             output = str(PurePosixPath(spec.workdir, kept.output_path))  # a relative one is the workdir's
-        request = SubmitRequest(
-            script=spec.script,
-            args=spec.args,
-            name=spec.name,
-            nodes=spec.nodes,
-            workdir=spec.workdir,
-            token=f"recovery:{spec.run_id}:{index}",
-            excluded_nodes=excluded,
-            env=spec.env,
-            sbatch_options=spec.sbatch_options,
-            output=output,
-            user=spec.owner if kept is not None else "",
-        )
+        request = spec.submit_request(index, excluded, output, spec.owner if kept is not None else "")
         attempt: Attempt = await workflow.execute_activity_method(
             ActionActivities.submit_attempt,
             SubmitInput(run_id=spec.run_id, attempt_index=index, request=request),

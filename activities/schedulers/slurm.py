@@ -408,7 +408,7 @@ def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
         argv.append(f"--nodes={request.nodes}")
     argv += [
         f"--chdir={request.workdir}",
-        f"--comment={submission_comment(request.script, request.token)}",
+        f"--comment={submission_comment(request.script, request.token, request.labels)}",
         "--open-mode=append",
         "--requeue",
         "--export=ALL",
@@ -417,6 +417,9 @@ def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
         argv.append(f"--exclude={','.join(checked_node(n) for n in request.excluded_nodes)}")
     if request.output:
         argv.append(f"--output={request.output}")
+    if request.hold:
+        # priority 0 at submission: squeue shows the reason JobHeldUser until `scontrol release`
+        argv.append("--hold")
     if as_user and as_user != _me():
         # numbers: 25.11's sbatch refuses a user name here ("Invalid --uid specification"), and
         # without --gid the job would keep root's group
@@ -428,8 +431,10 @@ def sbatch_options(request: SubmitRequest, *, as_user: str = "") -> list[str]:
 def sbatch_only(request: SubmitRequest) -> bool:
     """Whether only sbatch can submit this as asked: `#SBATCH` lines in the script or sbatch
     options the user typed (sbatch parses both on the client; libslurm and slurmrestd have no
-    parser for them), or another owner (`sbatch --uid`, with `submit_as_refusal`'s rules)."""
-    return bool(directives(request.script) or request.sbatch_options or (request.user and request.user != _me()))
+    parser for them), another owner (`sbatch --uid`, with `submit_as_refusal`'s rules), or a held
+    submission (a pipeline's stage: one path for it, `--hold`, proven on the real cluster)."""
+    other_owner = bool(request.user and request.user != _me())
+    return bool(directives(request.script) or request.sbatch_options or request.hold or other_owner)
 
 
 def _me() -> str:

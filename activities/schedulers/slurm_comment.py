@@ -75,9 +75,15 @@ def script_comment(script: str) -> str | None:
     return option(script, "--comment")
 
 
-def submission_comment(script: str, token: str) -> str:
+def submission_comment(script: str, token: str, labels: dict[str, str] | None = None) -> str:
     """The comment a run's job is submitted with: the token, plus the policy (and any other
     items) of a `#SBATCH --comment=recovery:...` the script itself carries, which the command
-    line's `--comment` would otherwise silently replace."""
+    line's `--comment` would otherwise silently replace, and `labels` (a pipeline's stage says
+    which pipeline holds it and after which stages)."""
     own = parse_comment(script_comment(script) or "")
-    return format_comment(token, own.policy, own.extra)
+    return format_comment(token, own.policy, {**own.extra, **{k: _item(v) for k, v in (labels or {}).items()}})
+
+
+def _item(value: str) -> str:
+    """A value that stays one item: commas separate items, so lists are written with `+`."""
+    return value.replace(",", "+")

@@ -37,11 +37,13 @@ from temporalio.service import RPCError
 
 from recovery.activities.schedulers.slurm import SlurmScheduler
 from recovery.client import runs
+from recovery.client.pipeline_file import load_pipeline
 from recovery.client.submit import build_spec
 from recovery.client.temporal_client import connect
 from recovery.worker.devserver import DevServer
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import RunSpec, RunStatus, SubmitRequest, Tuning
+from recovery.workflows.pipeline_models import PIPELINE, PipelineInput, PipelineStatus
 
 REPO = Path(__file__).resolve().parents[2]
 DEV_CLUSTER = REPO / "deploy" / "slurm-dev-cluster"
@@ -370,6 +372,22 @@ class Rig:
         spec.adopt_job_id = observed.job_id
         await runs.start_run(self.client, spec, task_queue=self.task_queue)
         return spec, observed.job_id
+
+    async def start_pipeline(self, path: Path, tuning: Tuning = FAST) -> PipelineInput:
+        """What `recovery submit --scheduler slurm pipeline.yaml` does, on this rig's task queue
+        and with `tuning` for every stage."""
+        inp = load_pipeline(str(path), "slurm")
+        for stage in inp.stages:
+            stage.spec.tuning = tuning
+        await self.client.start_workflow(
+            PIPELINE,
+            inp,
+            id=inp.pipeline_id,
+            task_queue=self.task_queue,
+            search_attributes=sa.at_start("slurm", inp.owner),
+            result_type=PipelineStatus,
+        )
+        return inp
 
     async def status(self, run_id: str) -> RunStatus | None:
         try:

@@ -8,7 +8,8 @@ import pytest
 from recovery.activities.schedulers.base import SchedulerError
 from recovery.activities.schedulers.local.adapter import local_request
 from recovery.activities.schedulers.sbatch_options import SBATCH_OPTIONS, SbatchOptionError, read_options, typed
-from recovery.activities.schedulers.slurm import sbatch_options
+from recovery.activities.schedulers.slurm import sbatch_only, sbatch_options
+from recovery.activities.schedulers.slurm_comment import parse_comment
 from recovery.client.submit import SubmitError
 from recovery.client.submit_argv import REFUSED, SAME_AS, command_line, refuse_on_local, split
 from recovery.worker.cli import build_parser
@@ -126,3 +127,18 @@ def test_the_command_line() -> None:
     assert typed(options) == ["-p", "gpu"]
     args, options = command_line(build_parser(), ["list"])
     assert args.command == "list" and options == []
+
+
+def test_a_pipeline_stage_is_submitted_held_with_its_labels_in_the_comment() -> None:
+    held = request([]).model_copy(
+        update={"hold": True, "labels": {"pipeline": "p-1a2b", "stage": "eval", "after": "train,prep"}}
+    )
+    argv = sbatch_options(held)
+    assert "--hold" in argv and "--hold" not in sbatch_options(request([]))
+    comment = next(a for a in argv if a.startswith("--comment="))
+    # the labels before the token (always last); a list stays one item
+    assert comment == "--comment=recovery:pipeline=p-1a2b,stage=eval,after=train+prep,token=t"
+    parsed = parse_comment(comment.removeprefix("--comment="))
+    assert parsed.token == "t" and parsed.extra == {"pipeline": "p-1a2b", "stage": "eval", "after": "train+prep"}
+    # pyslurm and slurmrestd hand a held submission to sbatch: one path for it
+    assert sbatch_only(held) and not sbatch_only(request([]))

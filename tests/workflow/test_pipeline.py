@@ -11,12 +11,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 
-from temporalio.client import WorkflowHandle
+import pytest
+from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
 from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import TRAINING_RUN, CancelRequest, RunInput, RunStatus
+from recovery.workflows.models import TRAINING_RUN, CancelRequest, JobState, RunInput, RunStatus
 from recovery.workflows.pipeline_models import (
     AFTER_STAGE,
     PIPELINE,
@@ -79,14 +80,19 @@ async def test_stages_run_in_order_each_once_after_what_it_needs(skipping_env: W
         status = await handle.result()
     assert status.pipeline.state == "completed"
     assert states(status) == {"prep": "completed", "train": "completed", "eval": "completed"}
-    assert scheduler.events == [
+    # train and eval are queued held at the start (the whole pipeline is visible), then released
+    assert sorted(scheduler.events[:2]) == ["hold eval", "hold train"]
+    assert scheduler.events[2:] == [
         "submit prep", "end prep FAILED", "end prep COMPLETED",
-        "submit train", "end train COMPLETED",
-        "submit eval", "end eval COMPLETED",
+        "release train", "end train COMPLETED",
+        "release eval", "end eval COMPLETED",
     ]  # fmt: skip
     releases = [(a.kind, a.stage, a.run) for a in status.actions]
     assert releases == [("dag_release", s.name, s.spec.run_id) for s in inp.stages]
-    assert status.actions[1].detail == "prep completed"
+    assert status.actions[1].detail.startswith("prep completed; job ") and status.actions[1].detail.endswith(
+        " released"
+    )
+    assert scheduler.submits == 3, "each stage's run adopted the job its pipeline queued held"
     prep = await skipping_env.client.get_workflow_handle(inp.stages[0].spec.run_id, result_type=RunStatus).result()
     assert prep.run.state == "completed" and len(prep.attempts) == 2  # the stage kept its recovery
 
@@ -99,9 +105,10 @@ async def test_a_stage_waits_for_both_parallel_needs(skipping_env: WorkflowEnvir
         status = await handle.result()
     assert status.pipeline.state == "completed"
     events = scheduler.events
-    assert events.index("submit join") > events.index("end b COMPLETED")
-    assert events.index("submit join") > events.index("end a COMPLETED")
-    assert events.count("submit join") == 1
+    assert events[0] == "hold join" and "submit join" not in events
+    assert events.index("release join") > events.index("end b COMPLETED")
+    assert events.index("release join") > events.index("end a COMPLETED")
+    assert events.count("release join") == 1
 
 
 async def test_a_need_that_gives_up_cancels_or_holds_what_depends_on_it(skipping_env: WorkflowEnvironment) -> None:
@@ -112,7 +119,12 @@ async def test_a_need_that_gives_up_cancels_or_holds_what_depends_on_it(skipping
         ("after", ["bad", "good"], "cancel"), ("held", ["bad"], "hold"), ("later", ["held"], "cancel"),
     )  # fmt: skip
     async with running(skipping_env, scheduler, inp) as handle:
-        status = await eventually(handle, lambda s: states(s)["held"] == "held" and states(s)["good"] == "completed")
+        status = await eventually(
+            handle,
+            lambda s: (
+                states(s)["held"] == "held" and states(s)["good"] == "completed" and "; job" in s.actions[-2].detail
+            ),
+        )
         assert states(status) == {
             "bad": "gave_up", "good": "completed", "after": "cancelled", "held": "held", "later": "waiting",
         }  # fmt: skip
@@ -121,11 +133,19 @@ async def test_a_need_that_gives_up_cancels_or_holds_what_depends_on_it(skipping
             ("cancel", "after"), ("hold", "held"),
         ]  # fmt: skip
         assert status.stages[2].detail == "needs bad, which gave up"
+        # the cancelled stage's held job is gone; the held stage's job stays held, for an operator
+        jobs = {job.name: job for job in scheduler.jobs.values()}
+        assert jobs["after"].state is JobState.CANCELLED
+        assert status.actions[-2].detail == f"needs bad, which gave up; job {jobs['after'].job_id} cancelled"
+        assert jobs["held"].held and jobs["held"].state is JobState.PENDING
         await handle.signal("cancel", CancelRequest())
         status = await handle.result()
     assert status.pipeline.state == "cancelled"
     assert states(status)["held"] == "cancelled" and states(status)["later"] == "cancelled"
-    assert not any(e.startswith(("submit after", "submit held", "submit later")) for e in scheduler.events)
+    assert not any(e.startswith(("submit ", "release ")) and e.split()[1] in ("after", "held", "later")
+                   for e in scheduler.events)  # fmt: skip
+    left = [job.name for job in scheduler.jobs.values() if not job.state.ended]
+    assert left == [], "a cancelled pipeline leaves no held job behind"
 
 
 async def test_a_released_held_stage_runs_and_the_pipeline_goes_on(skipping_env: WorkflowEnvironment) -> None:
@@ -139,7 +159,7 @@ async def test_a_released_held_stage_runs_and_the_pipeline_goes_on(skipping_env:
     assert states(status) == {"bad": "gave_up", "held": "completed", "last": "completed"}
     assert status.pipeline.state == "gave_up"  # one stage did give up
     held_release = next(a for a in status.actions if a.kind == "dag_release" and a.stage == "held")
-    assert held_release.detail == "released by an operator"
+    assert held_release.detail.startswith("released by an operator; job ")
 
 
 async def test_pause_resume_and_cancel_reach_every_running_stage(skipping_env: WorkflowEnvironment) -> None:
@@ -168,7 +188,22 @@ async def test_pause_resume_and_cancel_reach_every_running_stage(skipping_env: W
         status = await handle.result()
     assert status.pipeline.state == "cancelled"
     assert states(status) == {"a": "cancelled", "b": "cancelled", "c": "cancelled"}, status.stages
-    assert sorted(c for c in scheduler.calls if c[0] == "cancel") == [("cancel", "101"), ("cancel", "102")]
+    # the running stages' jobs (--kill-job) and c's held job: every job the pipeline queued
+    assert sorted(c for c in scheduler.calls if c[0] == "cancel") == [("cancel", j) for j in sorted(scheduler.jobs)]
+
+
+async def test_a_pipeline_cancelled_from_temporal_leaves_no_held_job(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = ScriptedScheduler(["run"], later=["run"])  # the first stage runs until cancelled
+    inp = pipeline(("a", [], "cancel"), ("b", ["a"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        await eventually(handle, lambda s: states(s)["a"] == "running")
+        held = next(job for job in scheduler.jobs.values() if job.name == "b")
+        assert held.held
+        await handle.cancel()  # the UI's or `temporal workflow cancel`'s, not the cancel signal
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+    assert scheduler.jobs[held.job_id].state is JobState.CANCELLED
+    assert ("release", held.job_id) not in scheduler.calls
 
 
 @asynccontextmanager
@@ -202,10 +237,12 @@ async def test_a_chained_run_starts_once_every_run_it_follows_completed(skipping
         status = await handle.result()
     assert status.pipeline.state == "completed" and status.after == followed
     events = scheduler.events
-    assert events.count("submit run") == 1
-    assert events.index("submit run") > max(events.index("end a COMPLETED"), events.index("end b COMPLETED"))
+    # queued held at the start (its job in the queue all along), released once both completed
+    assert events.count("hold run") == 1 and "submit run" not in events and events.count("release run") == 1
+    assert events.index("release run") > max(events.index("end a COMPLETED"), events.index("end b COMPLETED"))
+    job = next(j for j in scheduler.jobs.values() if j.name == "run")
     assert [(a.kind, a.stage, a.detail) for a in status.actions] == [
-        ("dag_release", AFTER_STAGE, f"{followed[0]}, {followed[1]} completed")
+        ("dag_release", AFTER_STAGE, f"{followed[0]}, {followed[1]} completed; job {job.job_id} released")
     ]
 
 
@@ -217,18 +254,54 @@ async def test_a_chained_run_is_cancelled_when_a_run_it_follows_gives_up(skippin
     assert status.pipeline.state == "cancelled"
     (stage,) = status.stages
     assert stage.state == "cancelled" and stage.detail == f"follows {followed[1]}, which gave up"
-    assert [(a.kind, a.stage) for a in status.actions] == [("cancel", AFTER_STAGE)]
-    assert "submit run" not in scheduler.events
+    job = next(j for j in scheduler.jobs.values() if j.name == "run")
+    assert [(a.kind, a.stage, a.detail) for a in status.actions] == [
+        ("cancel", AFTER_STAGE, f"follows {followed[1]}, which gave up; job {job.job_id} cancelled")
+    ]
+    assert job.state is JobState.CANCELLED  # its held job is not left in the queue
+    assert "release run" not in scheduler.events and "submit run" not in scheduler.events
 
 
 async def test_a_chained_run_cancelled_while_it_waits_starts_nothing(skipping_env: WorkflowEnvironment) -> None:
     scheduler = ScriptedScheduler(["run"])  # the followed run's job runs until cancelled
     async with chained_after(skipping_env, scheduler, ["long"]) as (followed, handle):
         status = await eventually(handle, lambda s: s.stages[0].detail.startswith("waits for"))
-        assert status.stages[0].detail == f"waits for {followed[0]} to complete"
+        job = next(j for j in scheduler.jobs.values() if j.name == "run")
+        assert status.stages[0].detail == f"waits for {followed[0]} to complete (job {job.job_id} held)"
         assert status.pipeline.state == "pending"
         await handle.signal("cancel", CancelRequest())
         status = await handle.result()
         await skipping_env.client.get_workflow_handle(followed[0]).signal("cancel", CancelRequest())
     assert status.pipeline.state == "cancelled" and states(status) == {AFTER_STAGE: "cancelled"}
-    assert "submit run" not in scheduler.events
+    assert "release run" not in scheduler.events and scheduler.jobs[job.job_id].state is JobState.CANCELLED
+
+
+async def test_a_run_chained_after_a_stage_not_started_yet_follows_it(skipping_env: WorkflowEnvironment) -> None:
+    """`--after PIPELINE.STAGE` before that stage has a run: the chained run waits for it to
+    start and complete; one chained after a stage that will never run is cancelled."""
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}  # fails every time: gives up, and `never` with it
+    inp = pipeline(("a", [], "cancel"), ("b", ["a"], "cancel"), ("bad", [], "cancel"), ("never", ["bad"], "cancel"))
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    chains = {stage: pipeline((AFTER_STAGE, [], "cancel")) for stage in ("b", "never")}
+    async with build_worker(skipping_env.client, scheduler, WorkerConfig(), task_queue=queue):
+        first = await skipping_env.client.start_workflow(
+            PIPELINE, inp, id=inp.pipeline_id, task_queue=queue, result_type=PipelineStatus
+        )
+        handles = {}
+        for stage, chain in chains.items():
+            chain.after = [stage_run_id(inp.pipeline_id, stage)]
+            chain.stages[0].spec.name = f"after-{stage}"
+            handles[stage] = await skipping_env.client.start_workflow(
+                PIPELINE, chain, id=chain.pipeline_id, task_queue=queue, result_type=PipelineStatus
+            )
+        after_b, after_never = await handles["b"].result(), await handles["never"].result()
+        await first.result()
+    assert after_b.pipeline.state == "completed"
+    assert scheduler.events.index("release after-b") > scheduler.events.index("end b COMPLETED")
+    assert after_never.pipeline.state == "cancelled"
+    assert after_never.stages[0].detail == (
+        f"follows {inp.pipeline_id}.never, which was cancelled"
+        f" (a stage of {inp.pipeline_id} that never ran: needs bad, which gave up)"
+    )
+    assert "release after-never" not in scheduler.events

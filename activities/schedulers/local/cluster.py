@@ -70,6 +70,13 @@ class Execution:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
+def held_reason(request: SubmitRequest) -> str:
+    """A held submission's reason: Slurm's word for a user hold, and the request's labels (a
+    pipeline's stage: which pipeline holds it, after which stages), for `cluster status`."""
+    labels = " ".join(f"{k}={v}" for k, v in request.labels.items())
+    return f"JobHeldUser ({labels})" if labels else "JobHeldUser"
+
+
 class LocalCluster:
     def __init__(self, root: Path, node_count: int) -> None:
         self.root = root
@@ -221,6 +228,8 @@ class LocalCluster:
             excluded_nodes=excluded,
             submitted_at=utcnow(),
             output=request.output,
+            held=request.hold,
+            reason=held_reason(request) if request.hold else "",
         )
         script = self.script_path(job.id)
         script.parent.mkdir(parents=True, exist_ok=True)
