@@ -9,8 +9,12 @@ state stays visible in `JobObservation.scheduler_state`. Decisions made here:
 - Allocated but not plainly running (CONFIGURING, COMPLETING, SUSPENDED, RESIZING, STOPPED,
   SIGNALING, STAGE_OUT) is RUNNING: the job holds its nodes and has not ended yet.
 - On its way back to the queue (REQUEUED, REQUEUE_HOLD, REQUEUE_FED, SPECIAL_EXIT,
-  RESV_DEL_HOLD, and COMPLETING after a requeue) is PENDING: a requeued job is pending again
-  with its restart count already raised, and an exclusion or a release can follow.
+  RESV_DEL_HOLD, EXPEDITING, and COMPLETING after a requeue) is PENDING: a requeued job is pending again
+  with its restart count already raised, and an exclusion or a release can follow. EXPEDITING
+  (a `sbatch --requeue=expedite` job that failed, where `enable_expedited_requeue` allows it;
+  flagged REQUEUED too) is named before REQUEUED in Slurm's own job_state_string
+  (src/common/slurm_protocol_defs.c), and ends held unless an epilog failed
+  (batch_requeue_fini in src/slurmctld/job_mgr.c).
 - Held: a pending job whose priority is 0 (Slurm's definition of held), whose reason says held
   (JobHeldUser, JobHeldAdmin, "job requeued in held state", "launch failed requeued held"), or in
   a held state (REQUEUE_HOLD, SPECIAL_EXIT, RESV_DEL_HOLD).
@@ -48,6 +52,7 @@ _BY_NAME: dict[str, JobState] = {
     "REQUEUE_FED": JobState.PENDING,
     "SPECIAL_EXIT": JobState.PENDING,
     "RESV_DEL_HOLD": JobState.PENDING,
+    "EXPEDITING": JobState.PENDING,
 }
 
 # squeue's and sacct's compact codes (`%t`, `StateCompact`), for output that uses them.
@@ -105,7 +110,7 @@ def map_state(raw: str, reason: str = "", priority: int | None = None) -> tuple[
     state = _BY_NAME.get(name, JobState.UNKNOWN)
     if name == "COMPLETING" and _requeued(reason, flags):
         state = JobState.PENDING
-    if flags & {"REQUEUE_HOLD", "REQUEUED", "REQUEUE_FED", "SPECIAL_EXIT"} and not _ended(name):
+    if flags & {"REQUEUE_HOLD", "REQUEUED", "REQUEUE_FED", "SPECIAL_EXIT", "EXPEDITING"} and not _ended(name):
         state = JobState.PENDING
     held = state is JobState.PENDING and (bool(flags & _HELD_STATES) or _held_reason(reason) or priority == 0)
     return state, held
@@ -117,7 +122,7 @@ def _ended(name: str) -> bool:
 
 
 def _requeued(reason: str, flags: set[str]) -> bool:
-    return "requeue" in reason.lower() or bool(flags & {"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"})
+    return "requeue" in reason.lower() or bool(flags & {"REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "EXPEDITING"})
 
 
 def _held_reason(reason: str) -> bool:

@@ -148,6 +148,8 @@ def test_epoch_seconds_as_rest_prints_them() -> None:
         ("REQUEUE_HOLD", "", None, JobState.PENDING, True),
         ("REQUEUE_FED", "", None, JobState.PENDING, False),
         ("SPECIAL_EXIT", "", None, JobState.PENDING, True),
+        ("EXPEDITING", "", None, JobState.PENDING, False),  # an expedited requeue under way
+        ("COMPLETING+EXPEDITING", "", None, JobState.PENDING, False),
         ("PD", "", None, JobState.PENDING, False),  # compact codes
         ("CG", "", None, JobState.RUNNING, False),
         ("NF", "", None, JobState.NODE_FAIL, False),
