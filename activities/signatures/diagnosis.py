@@ -346,7 +346,9 @@ class LogDiagnoser:
         found = Implicating()
         found.add_groups(winner.match.groups)
         for sibling in winner.siblings:
-            found.add_groups({k: v for k, v in sibling.groups.items() if k in ("peer", "pci", "gpu")})
+            # Another signature on the winning line names places of the same failure: srun's
+            # `node7: tasks 0-3: Segmentation fault` is the segfault's, with srun's node and tasks.
+            found.add_groups({k: v for k, v in sibling.groups.items() if k in PLACE_GROUPS})
         if not sig.cascade or sig.category == "hardware":
             found.add_context(winner.context)
         block = self._root_cause_block()

@@ -472,3 +472,10 @@ def test_a_bus_id_is_also_named_by_the_index_nvidia_smis_table_gives_it() -> Non
     result = diagnose(log)
     assert result.category == "hardware"
     assert set(result.implicated.gpus) == {"0000:1b:00", "gpu1"}
+
+
+def test_another_signature_on_the_winning_line_lends_its_places() -> None:
+    # A cluster user's notes: srun names the node and tasks, the bus error speaks for the line.
+    result = diagnose("srun: error: comput123: tasks 29,31: Bus error\n")
+    assert result.evidence[0].signature == "bus-error"
+    assert (result.implicated.nodes, result.implicated.ranks) == (["comput123"], [29, 31])
