@@ -14,6 +14,8 @@ import pytest
 from tests.corpus.scoring import CORPUS, PARTS, Excerpt, load, part_of, score
 
 HELD_OUT_FLOORS = {"found": 0.83, "retryable": 0.78, "category": 0.72, "culprit": 0.60}
+# The development part may be tuned against; its floors keep what was reached from sliding back.
+DEV_FLOORS = {"found": 0.94, "retryable": 0.92, "category": 0.90, "culprit": 0.80}
 FALSE_ALARMS_PER_HEALTHY = 1 / 80
 
 
@@ -43,4 +45,12 @@ def test_the_held_out_part_stays_above_its_floors(corpus: dict[str, list[Excerpt
     rates = scores.rates()
     assert scores.false_alarms <= max(1, round(scores.healthy * FALSE_ALARMS_PER_HEALTHY)), rates
     for name, floor in HELD_OUT_FLOORS.items():
+        assert rates[name] >= floor, f"{name}: {rates[name]:.2f} < {floor} (all: {rates})"
+
+
+def test_the_development_part_stays_above_its_floors(corpus: dict[str, list[Excerpt]]) -> None:
+    scores = score(corpus["dev"])
+    rates = scores.rates()
+    assert scores.false_alarms <= max(1, round(scores.healthy * FALSE_ALARMS_PER_HEALTHY)), rates
+    for name, floor in DEV_FLOORS.items():
         assert rates[name] >= floor, f"{name}: {rates[name]:.2f} < {floor} (all: {rates})"
