@@ -88,6 +88,8 @@ RENDEZVOUS_PATTERNS = [
     ("rdzv:group-world-size", r"^\s*group_world_size=(?P<n>\d+)\s*$"),
     ("rdzv:local-ranks", r"^\s*local_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
     ("rdzv:global-ranks", r"^\s*global_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
+    # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
+    ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
 ]
 EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS + RENDEZVOUS_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
@@ -424,7 +426,7 @@ class LogDiagnoser:
 class RankMapping:
     """How local ranks map to global ranks, from torchelastic's rendezvous results in the log:
     one agent's `local_ranks=[...]` and `global_ranks=[...]`, or a single node
-    (`group_world_size=1`, or a layout that puts every rank on one node). Several agents that
+    (`group_world_size=1`, DeepSpeed's `nnodes=1`, or a layout that puts every rank on one node). Several agents that
     disagree (a log of many nodes) leave it unknown."""
 
     def __init__(self) -> None:

@@ -511,3 +511,14 @@ def test_a_local_rank_is_a_global_rank_only_where_the_log_maps_it() -> None:
     assert single.implicated.ranks == [5]
     on_one_node = diagnose(WORKER_FAILED, layout={r: "node1" for r in range(8)})
     assert (on_one_node.implicated.ranks, on_one_node.implicated.nodes) == ([5], ["node1"])
+
+
+def test_deepspeeds_launcher_names_the_local_rank_and_says_when_the_job_has_one_node() -> None:
+    # DeepSpeed's launch.py banner (a DeepSpeed-Megatron run, 2022) and its report of a failed worker
+    banner = "[2022-09-15 05:57:44,795] [INFO] [launch.py:143:main] nnodes=1, num_local_procs=4, node_rank=0\n"
+    failed = (
+        "[2024-05-01 12:00:01,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py',"
+        " '--local_rank=3'] exits with return code = -9\n"
+    )
+    assert "local rank 3" in diagnose(failed).explanation
+    assert diagnose(banner + failed).implicated.ranks == [3]
