@@ -31,7 +31,7 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -82,7 +82,16 @@ MAX_GPUS = 256
 # memory segment ...`, `MNNVL ... is available but not working`).
 DETAIL_PATTERNS = [("detail:last-error", r"^\s*(?:\[rank\d+\]: ?|\d+: )?Last error:\s*$")]
 MAX_DETAILS = 64
-EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS
+# torchelastic's rendezvous result (agent/server/api.py, "[default] Rendezvous complete for
+# workers. Result:"): how this agent's local ranks map to global ranks. One field per line.
+RENDEZVOUS_PATTERNS = [
+    ("rdzv:group-world-size", r"^\s*group_world_size=(?P<n>\d+)\s*$"),
+    ("rdzv:local-ranks", r"^\s*local_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
+    ("rdzv:global-ranks", r"^\s*global_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
+    # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
+    ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
+]
+EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS + RENDEZVOUS_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
@@ -155,6 +164,7 @@ class LogDiagnoser:
         self._tracebacks = Tracebacks()
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         self._details: list[int] = []  # lines of `Last error:` headers
+        self._rendezvous = RankMapping()
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -200,6 +210,9 @@ class LogDiagnoser:
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         if signatures or structure:
+            return None
+        if matches[0].pattern.startswith("rdzv:"):
+            self._rendezvous.line(matches[0])
             return None
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
@@ -346,7 +359,9 @@ class LogDiagnoser:
         found = Implicating()
         found.add_groups(winner.match.groups)
         for sibling in winner.siblings:
-            found.add_groups({k: v for k, v in sibling.groups.items() if k in ("peer", "pci", "gpu")})
+            # Another signature on the winning line names places of the same failure: srun's
+            # `node7: tasks 0-3: Segmentation fault` is the segfault's, with srun's node and tasks.
+            found.add_groups({k: v for k, v in sibling.groups.items() if k in PLACE_GROUPS})
         if not sig.cascade or sig.category == "hardware":
             found.add_context(winner.context)
         block = self._root_cause_block()
@@ -375,6 +390,7 @@ class LogDiagnoser:
             for other in self._pending:
                 if other is not winner and other.signature.cascade and not other.context.warning:
                     found.add_groups(other.match.groups)
+        found.map_local_ranks(self._rendezvous.global_of(self.layout))
         found.map_ranks(self.layout)
         found.map_gpus(self._gpu_index)
         # The winning line first, then its context in log order.
@@ -405,6 +421,35 @@ class LogDiagnoser:
         if not blocks:
             return None
         return min(blocks, key=lambda b: (b.fields.get("when", "~"), b.line))
+
+
+class RankMapping:
+    """How local ranks map to global ranks, from torchelastic's rendezvous results in the log:
+    one agent's `local_ranks=[...]` and `global_ranks=[...]`, or a single node
+    (`group_world_size=1`, DeepSpeed's `nnodes=1`, or a layout that puts every rank on one node). Several agents that
+    disagree (a log of many nodes) leave it unknown."""
+
+    def __init__(self) -> None:
+        self._local: list[int] | None = None
+        self._mappings: set[tuple[tuple[int, int], ...]] = set()
+        self._single_node = False
+
+    def line(self, match: LineMatch) -> None:
+        if match.pattern == "rdzv:group-world-size":
+            self._single_node = self._single_node or match.groups.get("n") == "1"
+            return
+        ranks = [int(r) for r in match.groups.get("list", "").replace(" ", "").split(",") if r.isdigit()]
+        if match.pattern == "rdzv:local-ranks":
+            self._local = ranks
+        elif self._local is not None and len(self._local) == len(ranks) and len(self._mappings) < 2:
+            self._mappings.add(tuple(zip(self._local, ranks, strict=True)))
+
+    def global_of(self, layout: Mapping[int, str]) -> Callable[[int], int | None] | None:
+        if len(self._mappings) == 1:
+            return dict(next(iter(self._mappings))).get
+        if self._single_node or (layout and len(set(layout.values())) == 1):
+            return lambda local: local  # one node: its local ranks are the global ones
+        return None
 
 
 # What a failing GPU or node makes a program print: an illegal memory access, no device, a

@@ -20,8 +20,10 @@ from typing import Any, cast
 import re2
 
 # The groups a pattern may capture. host, rank, ranks (a list: `8-15`, `1,3,5-7`), gpu, pci and
-# peer say what a failure implicates; exit_code and signal describe how a process ended.
-GROUPS = frozenset({"host", "rank", "ranks", "gpu", "pci", "peer", "exit_code", "signal"})
+# peer say what a failure implicates; local_rank is a rank within its node (torchelastic's
+# `local_rank: 5`), a global rank only where the log says how they map; exit_code and signal
+# describe how a process ended.
+GROUPS = frozenset({"host", "rank", "ranks", "local_rank", "gpu", "pci", "peer", "exit_code", "signal"})
 
 # Anchors that mean "start/end of the whole text" differ between block and line matching.
 _TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*\\[AzZC]")

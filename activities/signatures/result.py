@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -62,6 +62,9 @@ class Implicating:
         self.ranks: list[int] = []
         self.gpus: list[str] = []
         self.peers: list[str] = []
+        # Ranks within their node (torchelastic's local_rank, torchrun's `[default3]:`): global
+        # ranks only where the log says how they map (`map_local_ranks`).
+        self.local_ranks: list[int] = []
         self.exit_code: str | None = None
         self.signal: str | None = None
 
@@ -70,6 +73,8 @@ class Implicating:
             add_once(self.nodes, node_name(host))
         if (rank := groups.get("rank")) and rank.isdigit():
             add_once(self.ranks, int(rank))
+        if (local := groups.get("local_rank")) and local.isdigit():
+            add_once(self.local_ranks, int(local))
         for listed in rank_list(groups.get("ranks", "")):
             add_once(self.ranks, listed)
         if pci := groups.get("pci"):
@@ -104,6 +109,19 @@ class Implicating:
             add_once(self.nodes, context.host)
         if context.gpu is not None:
             add_once(self.gpus, context.gpu)
+        if context.local_rank is not None and context.rank is None:
+            add_once(self.local_ranks, context.local_rank)
+
+    def map_local_ranks(self, global_of: Callable[[int], int | None] | None) -> None:
+        """Local ranks become global ranks where the log gave the mapping, and no global rank
+        was named already; otherwise they stay local (the explanation says so)."""
+        if self.ranks or global_of is None:
+            return
+        for local in self.local_ranks:
+            if (rank := global_of(local)) is not None:
+                add_once(self.ranks, rank)
+        if self.ranks:
+            self.local_ranks = []
 
     def map_ranks(self, layout: Mapping[int, str]) -> None:
         for rank in self.ranks:
@@ -122,6 +140,7 @@ class Implicating:
 
     def where(self) -> str:
         parts = [f"rank {', '.join(map(str, self.ranks))}" if self.ranks else ""]
+        parts.append(f"local rank {', '.join(map(str, self.local_ranks))}" if self.local_ranks else "")
         parts.append(f"node {', '.join(self.nodes)}" if self.nodes else "")
         parts.append(f"GPU {', '.join(self.gpus)}" if self.gpus else "")
         parts.append(f"peer {', '.join(self.peers)}" if self.peers else "")

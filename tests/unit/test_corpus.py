@@ -14,6 +14,8 @@ import pytest
 from tests.corpus.scoring import CORPUS, PARTS, Excerpt, load, part_of, score
 
 HELD_OUT_FLOORS = {"found": 0.83, "retryable": 0.78, "category": 0.72, "culprit": 0.60}
+# The development part may be tuned against; its floors keep what was reached from sliding back.
+DEV_FLOORS = {"found": 0.94, "retryable": 0.92, "category": 0.90, "culprit": 0.80}
 FALSE_ALARMS_PER_HEALTHY = 1 / 80
 
 
@@ -38,9 +40,12 @@ def test_the_corpus_keeps_its_rules(corpus: dict[str, list[Excerpt]]) -> None:
     assert on_disk == listed, f"unlabelled excerpts: {sorted(str(p) for p in on_disk - listed)[:5]}"
 
 
-def test_the_held_out_part_stays_above_its_floors(corpus: dict[str, list[Excerpt]]) -> None:
-    scores = score(corpus["heldout"])
+@pytest.mark.parametrize(("part", "floors"), [("heldout", HELD_OUT_FLOORS), ("dev", DEV_FLOORS)])
+def test_each_part_stays_above_its_floors(
+    corpus: dict[str, list[Excerpt]], part: str, floors: dict[str, float]
+) -> None:
+    scores = score(corpus[part])
     rates = scores.rates()
     assert scores.false_alarms <= max(1, round(scores.healthy * FALSE_ALARMS_PER_HEALTHY)), rates
-    for name, floor in HELD_OUT_FLOORS.items():
+    for name, floor in floors.items():
         assert rates[name] >= floor, f"{name}: {rates[name]:.2f} < {floor} (all: {rates})"

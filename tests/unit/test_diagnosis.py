@@ -472,3 +472,53 @@ def test_a_bus_id_is_also_named_by_the_index_nvidia_smis_table_gives_it() -> Non
     result = diagnose(log)
     assert result.category == "hardware"
     assert set(result.implicated.gpus) == {"0000:1b:00", "gpu1"}
+
+
+def test_another_signature_on_the_winning_line_lends_its_places() -> None:
+    # A cluster user's notes: srun names the node and tasks, the bus error speaks for the line.
+    result = diagnose("srun: error: comput123: tasks 29,31: Bus error\n")
+    assert result.evidence[0].signature == "bus-error"
+    assert (result.implicated.nodes, result.implicated.ranks) == (["comput123"], [29, 31])
+
+
+# torchelastic's rendezvous result as a Kubeflow PyTorchJob's agent prints it (kubeflow/trainer),
+# then the agent's report of a failed worker (mlcommons/training).
+RENDEZVOUS = (
+    "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:\n"
+    "  restart_count=0\n"
+    "  master_addr=elastic-example-imagenet-worker-0\n"
+    "  master_port=23456\n"
+    "  group_rank=1\n"
+    "  group_world_size=2\n"
+    "  local_ranks=[0, 1, 2, 3, 4, 5, 6, 7]\n"
+    "  role_ranks=[8, 9, 10, 11, 12, 13, 14, 15]\n"
+    "  global_ranks=[8, 9, 10, 11, 12, 13, 14, 15]\n"
+)
+WORKER_FAILED = (
+    "[2024-11-14 06:04:09,095] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: -6)"
+    " local_rank: 5 (pid: 21617) of binary: /opt/conda/bin/python\n"
+)
+
+
+def test_a_local_rank_is_a_global_rank_only_where_the_log_maps_it() -> None:
+    alone = diagnose(WORKER_FAILED)
+    assert alone.implicated.ranks == [] and "local rank 5" in alone.explanation
+    mapped = diagnose(RENDEZVOUS + WORKER_FAILED)
+    assert mapped.implicated.ranks == [13] and "local rank" not in mapped.explanation
+    single = diagnose(
+        RENDEZVOUS.replace("group_world_size=2", "group_world_size=1").replace("global_ranks=", "x=") + WORKER_FAILED
+    )
+    assert single.implicated.ranks == [5]
+    on_one_node = diagnose(WORKER_FAILED, layout={r: "node1" for r in range(8)})
+    assert (on_one_node.implicated.ranks, on_one_node.implicated.nodes) == ([5], ["node1"])
+
+
+def test_deepspeeds_launcher_names_the_local_rank_and_says_when_the_job_has_one_node() -> None:
+    # DeepSpeed's launch.py banner (a DeepSpeed-Megatron run, 2022) and its report of a failed worker
+    banner = "[2022-09-15 05:57:44,795] [INFO] [launch.py:143:main] nnodes=1, num_local_procs=4, node_rank=0\n"
+    failed = (
+        "[2024-05-01 12:00:01,000] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py',"
+        " '--local_rank=3'] exits with return code = -9\n"
+    )
+    assert "local rank 3" in diagnose(failed).explanation
+    assert diagnose(banner + failed).implicated.ranks == [3]

@@ -18,7 +18,21 @@ from recovery.activities.signatures.tables import (
     signature_entries,
 )
 
-FAMILIES = {"xid", "cuda", "nccl", "kernel", "signals", "exceptions", "scheduler", "container", "rocm", "mpi"}
+FAMILIES = {
+    "xid",
+    "cuda",
+    "nccl",
+    "kernel",
+    "signals",
+    "exceptions",
+    "scheduler",
+    "container",
+    "rocm",
+    "mpi",
+    "slurm-errors",
+    "status-codes",
+    "exception-words",
+}
 
 
 def test_every_family_is_built_in_and_names_its_source() -> None:
@@ -264,3 +278,34 @@ def test_a_task_stuck_in_the_kernel_is_a_hang_and_other_task_states_are_not() ->
     result = _diagnosis(line + "\n")
     assert (result.symptom, result.category, result.evidence[0].signature) == ("hang", "unknown", "kernel-task-state-d")
     assert _read(line.replace("state:D", "state:S")) is None
+
+
+# Real Slurm refusals from users' notes and site guides: the job's request is wrong (not worth a
+# retry), or the cluster is busy or unreachable (worth one).
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        (
+            "srun: error: Unable to allocate resources: User's group not permitted to use this partition",
+            "application",
+            False,
+        ),
+        ("srun: error: Unable to allocate resources: Node count specification invalid", "application", False),
+        (
+            "sbatch: error: Batch job submission failed: Invalid account or account/partition combination specified",
+            "application",
+            False,
+        ),
+        (
+            "srun: error: Unable to allocate resources: Requested node configuration is not available",
+            "application",
+            False,
+        ),
+        ("srun: error: Unable to allocate resources: Requested nodes are busy", "system_software", True),
+    ],
+)
+def test_slurms_error_codes_after_its_commands_say_whose_fault_a_refusal_is(
+    line: str, category: str, retryable: bool
+) -> None:
+    result = _diagnosis(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
