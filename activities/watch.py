@@ -117,8 +117,9 @@ class WatchActivities:
 
 
 def _beat(heartbeat_timeout: timedelta | None) -> float | None:
-    """Seconds between a watch's heartbeats: half its timeout (the SDK sends them at most
-    every 0.8 timeout anyway); none without a timeout."""
+    """Seconds between a watch's heartbeats: half its timeout, so a beat the server hears late
+    still arrives in time (the worker lets each through, worker/run_worker.py); none without a
+    timeout."""
     return heartbeat_timeout.total_seconds() / 2 if heartbeat_timeout else None
 
 

@@ -6,6 +6,7 @@ import asyncio
 import functools
 import signal
 from collections.abc import Callable, Sequence
+from datetime import timedelta
 from typing import Any
 
 import structlog
@@ -125,6 +126,10 @@ def stage_job_activities(scheduler: Scheduler) -> list[Callable[..., Any]]:
 
 # Beyond the long watches: room for the short activities of recoveries happening at once.
 SHORT_ACTIVITY_SLOTS = 200
+# The SDK holds a heartbeat back for 0.8 of the activity's heartbeat timeout (at most this): a
+# watch beats every half timeout (activities/watch.py), and with this cap each beat is sent as
+# it comes, leaving half the timeout (30 s on the local tuning) for a busy server, not 0.2 of it.
+HEARTBEAT_THROTTLE = timedelta(seconds=20)
 
 
 def build_worker(
@@ -153,6 +158,7 @@ def build_worker(
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
         max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
+        max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         interceptors=[ActivityContext(scheduler.name), SchedulerGuard(config.scheduler), *interceptors],
     )
 

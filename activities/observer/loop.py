@@ -19,6 +19,7 @@ judged on its first look, so a job that ended meanwhile wakes its run at once.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
 
 import structlog
@@ -88,7 +89,8 @@ class Observer:
     def _start(self) -> None:
         """Started by the first watch of the worker, and again should it ever have stopped."""
         if self._task is None or self._task.done():
-            self._task = asyncio.create_task(self._run(), name="recovery-observer")
+            # A context of its own: not the first watch's (its activity info, its run's log fields).
+            self._task = asyncio.create_task(self._run(), name="recovery-observer", context=contextvars.Context())
             self._task.add_done_callback(self._stopped)
 
     def _stopped(self, task: asyncio.Task[None]) -> None:
