@@ -1,13 +1,19 @@
-"""Many concurrent runs on one worker: its CPU and memory while it watches them, and failure ->
-advice recorded when 50 of them fail at once; then the same burst with a second worker.
+"""Many concurrent runs on one host: the worker's, dev server's and local scheduler's CPU and
+memory while they watch them, and failure -> advice / successor running when 100 of them fail
+at once; then the same burst with a second worker. Several sizes, and an earlier commit side by
+side, in one invocation.
 
-    .venv/bin/python benchmarks/concurrent_runs.py [--runs 1000] [--burst 50] [--window 30]
+    .venv/bin/python benchmarks/concurrent_runs.py [--runs 1000 [5000 ...]] [--burst 100]
+        [--window 30] [--baseline REV [--baseline-runs 1000 ...]]
 
-Run by hand, never in tests. It starts its own dev server (SQLite in a temporary RECOVERY_HOME,
-free ports), its own local cluster (runs + 2 x burst + 8 nodes, so every failed run has a
-healthy node to restart on) and `python -m recovery.worker worker` subprocesses on their own task queue,
-so it touches nothing else on the machine; it cancels its runs and stops all of it at the end,
-on Ctrl-C or on error too.
+Run by hand, never in tests. Each measurement runs in its own process, with its own dev server
+(SQLite in a temporary RECOVERY_HOME, free ports), its own local cluster (runs + 2 x burst + 8
+nodes, so every failed run has a healthy node to restart on) and `python -m recovery.worker
+worker` subprocesses on their own task queue, so it touches nothing else on the machine; it
+cancels its runs and stops all of it at the end, on Ctrl-C or on error too. `--baseline REV`
+measures REV too: a git worktree of it (under /tmp, removed afterwards) whose `recovery` comes
+first on every process's path (PYTHONPATH; the worker runs from it), same scenario, same
+machine, printed in the same table. Past 1,000 runs the workers get `max_runs` to match.
 
 Each run is a 1-node job that prints a progress line every --progress-every seconds and sleeps
 in between (idle between failures). Once every job runs and has reported progress, the
@@ -17,7 +23,8 @@ machine would), and the same sampling runs until every hit run has its successor
 Failure -> advice recorded and failure -> successor running come from each run's status
 milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 `advice_recorded`, `successor_running`). Then a second worker joins on the same task queue
-and the burst is repeated on 50 other runs.
+and the burst is repeated on other runs. The machine's load average is printed beside each
+phase: the host is shared, and the figures move with it.
 
 What it found (2 cores shared with other work, 24 GiB; 2026-11-29):
 
