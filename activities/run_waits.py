@@ -14,7 +14,7 @@ from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
 from recovery.workflows.models import TRAINING_RUN, RunState, RunStatus
-from recovery.workflows.pipeline_models import PIPELINE, AwaitRunsInput, PipelineStatus, RunEnd
+from recovery.workflows.pipeline_models import PIPELINE, AwaitRunsInput, PipelineStatus, RunEnd, StageState
 
 # A workflow in these has not ended: its run may still complete.
 _OPEN = (WorkflowExecutionStatus.RUNNING, WorkflowExecutionStatus.CONTINUED_AS_NEW)
@@ -51,7 +51,7 @@ class RunWaitActivities:
             description = await handle.describe()
         except RPCError as e:
             if e.status == RPCStatusCode.NOT_FOUND:
-                return RunEnd(run=run, state=RunState.GAVE_UP, detail="Temporal does not know it (any more)")
+                return await self.unstarted_stage_end(run)
             raise  # the server away: retried, and the next try looks again
         status = description.status
         if status is None or status in _OPEN:
@@ -61,6 +61,37 @@ class RunWaitActivities:
         if status == WorkflowExecutionStatus.CANCELED:
             return RunEnd(run=run, state=RunState.CANCELLED, detail="its workflow was cancelled")
         return RunEnd(run=run, state=RunState.GAVE_UP, detail=f"its workflow {status.name.lower().replace('_', ' ')}")
+
+    async def unstarted_stage_end(self, run: str) -> RunEnd | None:
+        """A run with no workflow: a pipeline's stage not started yet (`PIPELINE.STAGE`), or gone.
+        None while the stage may still run; its end once its pipeline says it never will."""
+        gone = RunEnd(run=run, state=RunState.GAVE_UP, detail="Temporal does not know it (any more)")
+        pipeline_id, _, name = run.rpartition(".")
+        if not pipeline_id:
+            return gone
+        handle = self.client.get_workflow_handle(pipeline_id, result_type=PipelineStatus)
+        try:
+            description = await handle.describe()
+            if description.workflow_type != PIPELINE:
+                return gone
+            if description.status not in (*_OPEN, WorkflowExecutionStatus.COMPLETED):
+                return RunEnd(run=run, state=RunState.CANCELLED, detail=f"its pipeline {pipeline_id} ended")
+            status: PipelineStatus = await (
+                handle.result()
+                if description.status == WorkflowExecutionStatus.COMPLETED
+                else handle.query("status", result_type=PipelineStatus)
+            )
+        except RPCError as e:
+            if e.status == RPCStatusCode.NOT_FOUND:
+                return gone
+            raise  # the server away, or no worker answered the query yet: the next try looks again
+        stage = next((s for s in status.stages if s.name == name), None)
+        if stage is None:
+            return gone
+        if not stage.state.failed:
+            return None  # waiting, held, or started since (its run exists now: the next look reads it)
+        state = RunState.GAVE_UP if stage.state is StageState.GAVE_UP else RunState.CANCELLED
+        return RunEnd(run=run, state=state, detail=f"a stage of {pipeline_id} that never ran: {stage.detail}")
 
     async def final_state(self, run: str, workflow_type: str) -> RunState:
         """A completed workflow's own verdict: a run (or pipeline) that gave up still completes its workflow."""

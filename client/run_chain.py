@@ -11,6 +11,7 @@ from __future__ import annotations
 from temporalio.client import Client
 from temporalio.service import RPCError, RPCStatusCode
 
+from recovery.client import pipelines
 from recovery.client.runs import RunError, memo
 from recovery.workflows.models import TRAINING_RUN, RunSpec
 from recovery.workflows.pipeline_models import AFTER_STAGE, PIPELINE, PipelineInput, PipelineStage, stage_run_id
@@ -25,19 +26,30 @@ def parse_after(value: str) -> list[str]:
 
 
 async def check_after(client: Client, runs: list[str]) -> None:
-    """Every run named exists and is a run or a pipeline (a stage is a run); RunError otherwise,
-    before anything is started."""
+    """Every run named exists and is a run or a pipeline, or is a stage of a pipeline (which has
+    no run before it starts); RunError otherwise, before anything is started."""
     for run in runs:
         try:
             description = await client.get_workflow_handle(run).describe()
         except RPCError as e:
             if e.status == RPCStatusCode.NOT_FOUND:
+                if await _is_stage(client, run):
+                    continue
                 raise RunError(f"--after: no run {run!r}; nothing was started") from None
             raise
         if description.workflow_type not in (TRAINING_RUN, PIPELINE):
             raise RunError(
                 f"--after: {run!r} is a {description.workflow_type} workflow, not a run; nothing was started"
             )
+
+
+async def _is_stage(client: Client, run: str) -> bool:
+    """Whether `run` is `PIPELINE.STAGE` of a pipeline that has such a stage."""
+    pipeline_id, _, name = run.rpartition(".")
+    if not pipeline_id or not await pipelines.is_pipeline(client, pipeline_id):
+        return False
+    status = await pipelines.pipeline_status(client, pipeline_id)
+    return any(stage.name == name for stage in status.stages)
 
 
 def chained(spec: RunSpec, after: list[str]) -> PipelineInput:

@@ -13,6 +13,7 @@ import json
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -159,3 +160,44 @@ def run_cases_on(run: str, log: Path, dev_server: str) -> list[Case]:
 def cancel_case(run: str) -> Case:
     """Stop recovering the test's run and kill its job: the last case."""
     return Case(("cancel",), ("--kill-job", run), lambda a: a["action"] == "cancel" and a["kill_job"] is True)
+
+
+HELD_PIPELINE = """\
+name: held for an operator
+stages:
+  - name: bad
+    script: bad.sbatch
+  - name: held
+    script: held.sbatch
+    needs: [bad]
+    on_dependency_failure: hold
+"""
+# A user's bug: not retried, so the stage gives up at once and the one that needs it is held.
+BAD_STAGE = "#!/bin/bash\n#SBATCH --nodes=1\necho \"ModuleNotFoundError: No module named 'flash_attn'\" >&2\nexit 1\n"
+
+
+def held_pipeline(recovery: Recovery, workdir: Path, *submit_options: str, timeout: float = 120) -> str:
+    """A pipeline with a stage held for an operator, so that `release` has one to let go: its
+    id, once that stage is held."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "bad.sbatch").write_text(BAD_STAGE)
+    (workdir / "held.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\ntrue\n")
+    (workdir / "pipeline.yaml").write_text(HELD_PIPELINE)
+    done = recovery("submit", *submit_options, "--json", str(workdir / "pipeline.yaml"))
+    assert done.returncode == 0, done.stderr
+    pipeline: str = json.loads(done.stdout)["pipeline"]
+
+    def held() -> bool:
+        shown = recovery("status", pipeline, "--json")
+        return shown.returncode == 0 and json.loads(shown.stdout)["stages"][1]["state"] == "held"
+
+    deadline = time.monotonic() + timeout
+    while not held():
+        assert time.monotonic() < deadline, recovery("status", pipeline).stdout
+        time.sleep(0.5)
+    return pipeline
+
+
+def release_case(pipeline: str) -> Case:
+    """Let the held stage of `held_pipeline` run."""
+    return Case(("release",), (pipeline,), lambda a: a["pipeline"] == pipeline and a["stages"] == ["held"])

@@ -23,10 +23,12 @@ from tests.embedded.conftest import Embedded, wait_for
 from tests.json_output import (
     Case,
     cancel_case,
+    held_pipeline,
     json_documents,
     node_cases,
     private_home,
     private_home_cases,
+    release_case,
     run_cases,
     run_cases_on,
 )
@@ -59,6 +61,7 @@ def test_every_json_command_prints_json_only(embedded: Embedded, tmp_path: Path)
         assert answer["job_id"], answer
         run = answer["run"]
         assert wait_for(lambda: restarted(embedded, run), timeout=120), embedded.recovery("status", run)
+        pipeline = held_pipeline(embedded.recovery, tmp_path / "pipeline")
         free = idle_nodes(embedded)
         assert len(free) >= 2, f"the node steps need two nodes the run does not use: {free}"
         server, daemon = embedded.server, local_cluster.status()
@@ -74,6 +77,7 @@ def test_every_json_command_prints_json_only(embedded: Embedded, tmp_path: Path)
                 *private_home_cases(own),
                 # Forgets the failure this run left on node2: the history as the test found it.
                 Case(("nodes", "clear"), ("node2",), lambda c: c["node"] == "node2" and c["forgotten"] >= 1),
+                release_case(pipeline),
                 cancel_case(run),
             ]
             run_cases(embedded.recovery, cases, ran_before=[("submit",)])

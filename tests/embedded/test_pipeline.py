@@ -18,6 +18,7 @@ from temporalio.service import RPCError
 from recovery.client import runs
 from recovery.workflows.pipeline_models import PipelineStatus
 from tests.embedded.conftest import Embedded, wait_for
+from tests.json_output import BAD_STAGE, HELD_PIPELINE
 
 # Each stage writes when it starts and ends (per node), so the order is read from what ran.
 STAGE = """\
@@ -260,26 +261,13 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
     embedded.stop_workers()
 
 
-HELD_PIPELINE = """\
-name: held for an operator
-stages:
-  - name: bad
-    script: bad.sbatch
-  - name: held
-    script: held.sbatch
-    needs: [bad]
-    on_dependency_failure: hold
-"""
-
-
 async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Client) -> None:
     embedded.start_worker()
-    workdir = gated_scripts(embedded, "held")
+    workdir = gated_scripts(embedded, "held", "chained")
     (workdir / "go-held").touch()
+    (workdir / "go-chained").touch()
     # A user's bug: not retried, so the stage gives up at once and its dependant is held.
-    (workdir / "bad.sbatch").write_text(
-        "#!/bin/bash\n#SBATCH --nodes=1\necho \"ModuleNotFoundError: No module named 'flash_attn'\" >&2\nexit 1\n"
-    )
+    (workdir / "bad.sbatch").write_text(BAD_STAGE)
     (workdir / "pipeline.yaml").write_text(HELD_PIPELINE)
     done = embedded.recovery("submit", "--json", "pipeline.yaml", cwd=workdir)
     assert done.returncode == 0, done.stderr
@@ -308,6 +296,10 @@ async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Cli
         assert refused.returncode != 0 and refused.stdout == ""
         assert refused.stderr.strip().splitlines() == [f"recovery: {error}"]
     assert not (workdir / "order.log").exists()  # the held stage has not run
+    # A run chained after the held stage, which has no run yet: it follows the stage.
+    chained = embedded.recovery("submit", "--json", "--after", f"{pipeline_id}.held", "chained.sbatch", cwd=workdir)
+    assert chained.returncode == 0, chained.stderr
+    chained_run = json.loads(chained.stdout)["run"]
 
     released = embedded.recovery("release", "--json", pipeline_id)
     assert released.returncode == 0, released.stderr
@@ -319,7 +311,14 @@ async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Cli
     assert [s.state for s in result.stages] == ["gave_up", "completed"] and result.pipeline.state == "gave_up"
     assert result.actions[-1].kind == "dag_release"
     assert result.actions[-1].detail.startswith("released by an operator; job ")  # its held job let go
-    assert (workdir / "order.log").read_text().splitlines() == ["start held", "end held"]
+    chained_result = await client.get_workflow_handle(chained_run, result_type=PipelineStatus).result()
+    assert chained_result.pipeline.state == "completed"
+    assert (workdir / "order.log").read_text().splitlines() == [
+        "start held",
+        "end held",
+        "start chained",
+        "end chained",
+    ]
     ended = embedded.recovery("release", f"{pipeline_id}.held")
     assert ended.stderr.strip() == f"recovery: pipeline {pipeline_id!r} has already ended"
     embedded.stop_workers()

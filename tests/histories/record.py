@@ -45,6 +45,7 @@ from recovery.workflows.models import RunSpec, RunStatus, Tuning
 from recovery.workflows.pipeline_models import PipelineInput, PipelineStatus
 from tests.embedded.conftest import Embedded, free_port
 from tests.histories.record_slurm import SLURM, record_slurm
+from tests.json_output import BAD_STAGE
 
 HERE = Path(__file__).resolve().parent
 FAST = Tuning(poll_seconds=0.1, heartbeat_timeout_seconds=3, action_timeout_seconds=3, verify_timeout_seconds=60)
@@ -301,7 +302,7 @@ async def pipeline_hold_release(rec: Recorder) -> None:
     """A stage gives up (a user's bug): one dependant is cancelled, one held until released."""
     workdir = rec.emb.home / "jobs" / f"hold-{uuid.uuid4().hex[:6]}"
     workdir.mkdir(parents=True)
-    stage_script(workdir, "bad", "echo \"ModuleNotFoundError: No module named 'flash_attn'\" >&2; exit 1")
+    (workdir / "bad.sbatch").write_text(BAD_STAGE)
     for name in ("good", "held"):
         stage_script(workdir, name)
     text = (

@@ -22,10 +22,12 @@ from tests.integration.recovery_rig import Rig, failing_node, job_facts, job_scr
 from tests.json_output import (
     Case,
     cancel_case,
+    held_pipeline,
     json_documents,
     node_cases,
     private_home,
     private_home_cases,
+    release_case,
     run_cases,
     run_cases_on,
 )
@@ -53,6 +55,7 @@ async def test_every_json_command_prints_json_only(rig: Rig, tmp_path: Path) -> 
 
     await rig.until(f"job {job} running again after its Xid", requeued, 120, run_id=run)
     bad = failing_node(script.parent)
+    pipeline = held_pipeline(rig.recovery, tmp_path / "pipeline", "--scheduler", "slurm")
     server = rig.dev.server
     with private_home(rig.recovery) as own:
         cases = [
@@ -67,6 +70,7 @@ async def test_every_json_command_prints_json_only(rig: Rig, tmp_path: Path) -> 
                 (bad, "--cluster", SLURM_CLUSTER),
                 lambda c: c["node"] == bad and c["forgotten"] >= 1,
             ),
+            release_case(pipeline),
             cancel_case(run),
         ]
         run_cases(rig.recovery, cases, ran_before=[("submit",)])

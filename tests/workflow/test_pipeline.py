@@ -274,3 +274,34 @@ async def test_a_chained_run_cancelled_while_it_waits_starts_nothing(skipping_en
         await skipping_env.client.get_workflow_handle(followed[0]).signal("cancel", CancelRequest())
     assert status.pipeline.state == "cancelled" and states(status) == {AFTER_STAGE: "cancelled"}
     assert "release run" not in scheduler.events and scheduler.jobs[job.job_id].state is JobState.CANCELLED
+
+
+async def test_a_run_chained_after_a_stage_not_started_yet_follows_it(skipping_env: WorkflowEnvironment) -> None:
+    """`--after PIPELINE.STAGE` before that stage has a run: the chained run waits for it to
+    start and complete; one chained after a stage that will never run is cancelled."""
+    scheduler = ScriptedScheduler(["complete"])
+    scheduler.by_name = {"bad": ["fail:node1"]}  # fails every time: gives up, and `never` with it
+    inp = pipeline(("a", [], "cancel"), ("b", ["a"], "cancel"), ("bad", [], "cancel"), ("never", ["bad"], "cancel"))
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    chains = {stage: pipeline((AFTER_STAGE, [], "cancel")) for stage in ("b", "never")}
+    async with build_worker(skipping_env.client, scheduler, WorkerConfig(), task_queue=queue):
+        first = await skipping_env.client.start_workflow(
+            PIPELINE, inp, id=inp.pipeline_id, task_queue=queue, result_type=PipelineStatus
+        )
+        handles = {}
+        for stage, chain in chains.items():
+            chain.after = [stage_run_id(inp.pipeline_id, stage)]
+            chain.stages[0].spec.name = f"after-{stage}"
+            handles[stage] = await skipping_env.client.start_workflow(
+                PIPELINE, chain, id=chain.pipeline_id, task_queue=queue, result_type=PipelineStatus
+            )
+        after_b, after_never = await handles["b"].result(), await handles["never"].result()
+        await first.result()
+    assert after_b.pipeline.state == "completed"
+    assert scheduler.events.index("release after-b") > scheduler.events.index("end b COMPLETED")
+    assert after_never.pipeline.state == "cancelled"
+    assert after_never.stages[0].detail == (
+        f"follows {inp.pipeline_id}.never, which was cancelled"
+        f" (a stage of {inp.pipeline_id} that never ran: needs bad, which gave up)"
+    )
+    assert "release after-never" not in scheduler.events
