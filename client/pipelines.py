@@ -103,3 +103,19 @@ async def release_held(client: Client, target: str) -> tuple[str, list[str]]:
         raise RunError(f"pipeline {pipeline_id!r} has no held stage")
     await handle.signal("release", ReleaseRequest(stages=held))
     return pipeline_id, held
+
+
+async def run_of(client: Client, run_id: str) -> str:
+    """The run `logs` reads for an id: the id itself, or the stage's run of a one-stage pipeline
+    (a run chained with `submit --after`, whose id is its pipeline's). RunError (one line) for a
+    pipeline of several stages, or one whose stage has no job yet."""
+    if not await is_pipeline(client, run_id):
+        return run_id
+    status = await pipeline_status(client, run_id)
+    if len(status.stages) != 1:
+        runs = ", ".join(s.run for s in status.stages)
+        raise RunError(f"{run_id!r} is a pipeline: logs read one run, so give one of its stages' ({runs})")
+    stage = status.stages[0]
+    if stage.state in (StageState.WAITING, StageState.HELD):
+        raise RunError(f"run {run_id!r} has not started yet ({stage.detail or stage.state.value})")
+    return stage.run

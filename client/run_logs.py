@@ -21,6 +21,7 @@ from typing import BinaryIO, TextIO
 from pydantic import BaseModel, ConfigDict
 from temporalio.client import Client
 
+from recovery.client import pipelines
 from recovery.client.cli_options import whole_number
 from recovery.client.run_watch import RunPoller
 from recovery.client.runs import RunError, poll_status
@@ -160,10 +161,11 @@ def command(args: argparse.Namespace) -> int:
 
     async def go() -> int:
         client = await connect()
+        run_id = await pipelines.run_of(client, args.run)  # a chained run's id is its pipeline's
         if not args.follow:
-            await print_attempt(client, args.run, wanted, sys.stdout.buffer, sys.stderr)
+            await print_attempt(client, run_id, wanted, sys.stdout.buffer, sys.stderr)
             return 0
-        state = await Follower(RunPoller(client, args.run, sys.stderr), sys.stdout.buffer).follow(wanted)
+        state = await Follower(RunPoller(client, run_id, sys.stderr), sys.stdout.buffer).follow(wanted)
         print(f"run {args.run} ended: {state.value}", file=sys.stderr)
         return 0 if state is RunState.COMPLETED else 1
 

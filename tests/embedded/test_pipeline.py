@@ -186,6 +186,7 @@ GATED = """\
 #SBATCH --nodes=1
 set -euo pipefail
 echo "start {name}" >> "$SLURM_SUBMIT_DIR/order.log"
+echo "{name} ran"
 while [ ! -e "$SLURM_SUBMIT_DIR/go-{name}" ]; do sleep 0.1; done
 echo "end {name}" >> "$SLURM_SUBMIT_DIR/order.log"
 """
@@ -231,6 +232,8 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
     assert wait_for(lambda: doomed.poll() is not None, timeout=10)
     embedded.start_worker()
     assert "second" not in (workdir / "order.log").read_text()  # nothing ran before the first ended
+    waiting = embedded.recovery("logs", run)
+    assert waiting.returncode != 0 and waiting.stderr.startswith(f"recovery: run {run!r} has not started yet (")
     (workdir / "go-first").touch()
     result: PipelineStatus = await client.get_workflow_handle(run, result_type=PipelineStatus).result()
     assert result.pipeline.state == "completed"
@@ -241,6 +244,8 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
         "start second",
         "end second",
     ]
+    logs = embedded.recovery("logs", run)  # the chained run's id reads its job's output
+    assert logs.returncode == 0 and logs.stdout.strip() == "second ran", logs
 
     # A run it follows that is cancelled cancels the chained run, which says so; its job never ran.
     third = embedded.recovery("submit", "--json", "third.sbatch", cwd=workdir)
@@ -296,6 +301,11 @@ async def test_an_operator_releases_a_held_stage(embedded: Embedded, client: Cli
         assert refused.returncode != 0 and refused.stdout == ""
         assert refused.stderr.strip().splitlines() == [f"recovery: {error}"]
     assert not (workdir / "order.log").exists()  # the held stage has not run
+    several = embedded.recovery("logs", pipeline_id)
+    assert several.stderr.strip() == (
+        f"recovery: {pipeline_id!r} is a pipeline: logs read one run, so give one of its stages'"
+        f" ({pipeline_id}.bad, {pipeline_id}.held)"
+    )
     # A run chained after the held stage, which has no run yet: it follows the stage.
     chained = embedded.recovery("submit", "--json", "--after", f"{pipeline_id}.held", "chained.sbatch", cwd=workdir)
     assert chained.returncode == 0, chained.stderr
