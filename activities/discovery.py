@@ -76,6 +76,8 @@ class DiscoveryActivities:
 
     async def _adopt(self, job: JobObservation, cluster: str, task_queue: str, result: AdoptJobsResult) -> str | None:
         comment = parse_comment(job.comment)
+        if comment.pipeline:
+            return comment.run_id  # a pipeline's stage: its pipeline starts the run, however long it waits
         if comment.run_id and _younger_than(job, SUBMITTER_GRACE):
             return None  # `recovery submit` starts this run itself, with the user's policy
         run_id = comment.run_id or f"{cluster}-{job.job_id}"

@@ -116,7 +116,7 @@ class DevServer:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 raise DevServerError(f"the dev server exited ({proc.returncode}); see {self.log_file}")
-            if self.serving() and self._healthy():
+            if self.serving() and self._healthy() and self._namespace_ready():
                 return
             time.sleep(0.2)
         raise DevServerError(f"the dev server did not answer within {timeout:g}s; see {self.log_file}")
@@ -132,6 +132,14 @@ class DevServer:
         if done.returncode != 0:
             first = (done.stderr.strip().splitlines() or ["no reason given"])[0]
             raise DevServerError(f"the dev server did not register recovery's search attributes: {first}")
+
+    def _namespace_ready(self) -> bool:
+        """The server answers health checks a moment before its namespace registry has `default`:
+        a client then meets "Namespace default is not found" (seen once in a full test run)."""
+        probe = [temporal_binary(), "operator", "namespace", "describe", "--address", self.address]
+        probe += ["--namespace", "default"]
+        done = subprocess.run(probe, capture_output=True, timeout=10, check=False)
+        return done.returncode == 0
 
     def _healthy(self) -> bool:
         probe = [temporal_binary(), "operator", "cluster", "health", "--address", self.address]

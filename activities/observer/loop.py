@@ -3,11 +3,12 @@ costs no wake-ups of its own.
 
 Each `watch_attempt` activity attaches its attempt and waits, heartbeating only as often as its
 heartbeat timeout needs. The loop looks, every `poll_seconds` (the smallest any watch asked
-for), at the scheduler once for all watched jobs (through the coalescer, so the other
-activities' reads share that call) and reads the logs that are due, incrementally, keeping each
-attempt's hang and straggler state in memory. It wakes a watch (completes its future, so the
-activity returns and the run's workflow runs) only on news: the attempt ended or was requeued,
-made its first progress, hangs or straggles.
+for; longer past 2,500 watches, see JOB_READS_PER_SECOND), at the scheduler once for all
+watched jobs (through the coalescer, so the other activities' reads share that call) and reads
+the logs that are due, incrementally, keeping each attempt's hang and straggler state in
+memory. It wakes a watch (completes its future, so the activity returns and the run's workflow
+runs) only on news: the attempt ended or was requeued, made its first progress, hangs or
+straggles.
 
 It is level-triggered: each look judges what is true now (the scheduler's state, the log read
 from the attempt's recorded offset), not which events it saw. A watch attached after a worker
@@ -35,6 +36,9 @@ log = structlog.get_logger("recovery.observer")
 # Log reads a second, at most: a few runs are read every poll, 10,000 runs each every 5 s (a
 # hang's timeout is minutes; the scheduler, which tells of ended jobs, is still polled each time).
 LOG_READS_PER_SECOND = 2000.0
+# Jobs asked about a second, at most: one read of every job each poll up to 2,500 runs at the
+# local tuning's 0.25 s, then each read covers them all a little less often (10,000: every 1 s).
+JOB_READS_PER_SECOND = 10000.0
 # How long an attempt's read state outlives its watch, for the run's next watch of the same
 # attempt (after its first progress, after the safety timer) to carry on without a re-read.
 KEEP_SECONDS = 600.0
@@ -107,7 +111,9 @@ class Observer:
             await asyncio.sleep(self._pace())
 
     def _pace(self) -> float:
-        return min((w.inp.poll_seconds for w in self._watched.values()), default=IDLE_POLL_SECONDS)
+        """Seconds between looks: the shortest poll any watch asked for, or longer at scale."""
+        asked = min((w.inp.poll_seconds for w in self._watched.values()), default=IDLE_POLL_SECONDS)
+        return max(asked, len(self._watched) / JOB_READS_PER_SECOND)
 
     async def look(self) -> None:
         """One look at every watched attempt: one scheduler read, the logs that are due."""

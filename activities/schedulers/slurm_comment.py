@@ -34,6 +34,12 @@ class RecoveryComment:
     extra: dict[str, str] = field(default_factory=dict)
 
     @property
+    def pipeline(self) -> str | None:
+        """The pipeline that queued this job held for one of its stages (`pipeline=ID`): the
+        pipeline releases it, and its stage's run adopts it then."""
+        return self.extra.get("pipeline") or None
+
+    @property
     def run_id(self) -> str | None:
         """The run a workflow-submitted job belongs to (from a `recovery:RUN:N` token)."""
         if not self.token:

@@ -31,7 +31,7 @@ Rules:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -77,7 +77,12 @@ GPU_PATTERNS = [
     )
 ]
 MAX_GPUS = 256
-EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS
+# NCCL's detail of an error, as PyTorch prints it under the error (getNcclErrorDetailStr): a
+# `Last error:` line, then the text of the WARN that caused it (`Error while creating shared
+# memory segment ...`, `MNNVL ... is available but not working`).
+DETAIL_PATTERNS = [("detail:last-error", r"^\s*(?:\[rank\d+\]: ?|\d+: )?Last error:\s*$")]
+MAX_DETAILS = 64
+EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
@@ -149,6 +154,7 @@ class LogDiagnoser:
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
+        self._details: list[int] = []  # lines of `Last error:` headers
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -194,6 +200,9 @@ class LogDiagnoser:
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         if signatures or structure:
+            return None
+        if matches[0].pattern == "detail:last-error":
+            self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
             return None
         if matches[0].pattern == "gpu:smi-row":
             if len(self._gpu_index) < MAX_GPUS:
@@ -296,7 +305,7 @@ class LogDiagnoser:
         this log's per-rank times even if the log's own pace has not reached a verdict yet."""
         pool = self._tiers()
         if pool:
-            return self._explain(_winner(pool))
+            return self._explain(_winner(pool, self._details))
         slowdown = self._pace.verdict()
         if slowdown is None and straggling is not None:
             slowdown = self._pace.slowdown(straggling)
@@ -419,15 +428,20 @@ _EMPTY_MESSAGE = re.compile(r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Fa
 MESSAGE_LINES = 3
 
 
-def _winner(pool: list[_Candidate]) -> _Candidate:
+def _winner(pool: list[_Candidate], details: Sequence[int] = ()) -> _Candidate:
     """The earliest root cause (on one line, the higher priority), unless a node fault explains it.
-    An exception line with no message of its own gives way to a root cause its message lines hold."""
+    An exception line with no message of its own, or whose `Last error:` detail follows it, gives
+    way to a root cause its message or detail lines hold."""
     first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
+    start = first.match.line
     if _EMPTY_MESSAGE.search(first.match.text):
-        end = first.match.line + MESSAGE_LINES
-        told = [c for c in pool if first.match.line < c.match.line <= end and not c.signature.cascade]
-        if told:
-            first = min(told, key=lambda c: (c.match.line, -c.signature.priority))
+        told = [c for c in pool if start < c.match.line <= start + MESSAGE_LINES and not c.signature.cascade]
+    else:
+        detail = next((d for d in details if start < d <= start + MESSAGE_LINES), None)
+        told = [] if detail is None else [c for c in pool if detail < c.match.line <= detail + 2]
+        told = [c for c in told if not c.signature.cascade and c.signature.priority >= 0]
+    if told:
+        first = min(told, key=lambda c: (c.match.line, -c.signature.priority))
     if first.signature.category not in EXPLAINED_BY_HARDWARE:
         return first
     faults = [c for c in pool if c.signature.category == "hardware" and c.signature.exclude and not c.fallback]

@@ -222,3 +222,45 @@ def test_a_lookup_entry_needs_its_facts() -> None:
     table = read_table(head + "entries: [{name: E, category: bad, description: d, retryable: true}]\n", "x")
     with pytest.raises(TableError, match="category must be one of"):
         Lookup(table, "tables/x.yaml")
+
+
+# Real NCCL failures: a vLLM data-parallel launch (two ranks on one GPU), a container's small
+# /dev/shm under torchtitan's CI, and a multi-node NVLink (IMEX) cluster's setup notes.
+def test_nccls_own_warn_lines_name_misconfigured_launches_and_fabrics() -> None:
+    line = "myhost:2292596:2292596 [0] init.cc:943 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 53000"
+    assert _read(line) == ("nccl-duplicate-gpu", "application")
+
+
+@pytest.mark.parametrize(
+    ("detail", "signature", "category"),
+    [
+        (
+            "  Error while creating shared memory segment /dev/shm/nccl-1YsMbG (size 7340384)",
+            "nccl-shm-allocation-failed",
+            "system_software",
+        ),
+        ("MNNVL (cliqueSize 64) is available but not working on this system.", "nccl-nvlink-fabric", "system_software"),
+    ],
+)
+def test_the_detail_under_last_error_says_what_an_nccl_system_error_was(
+    detail: str, signature: str, category: str
+) -> None:
+    log = (
+        "  torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268,"
+        " unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5\n"
+        "  ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \n"
+        "  Last error:\n"
+        f"{detail}\n"
+    )
+    result = _diagnosis(log)
+    assert (result.evidence[0].signature, result.category) == (signature, category)
+    without = _diagnosis(log.replace("  Last error:\n", "  (no detail)\n"))
+    assert without.category == "network"  # only the detail header hands the verdict on
+
+
+def test_a_task_stuck_in_the_kernel_is_a_hang_and_other_task_states_are_not() -> None:
+    # rwth-i6/returnn: a torchrun worker's kernel stack, the task in uninterruptible sleep (state D)
+    line = "[  +0.000049] task:python3.11      state:D stack:    0 pid:15277 ppid: 15257 flags:0x00000002"
+    result = _diagnosis(line + "\n")
+    assert (result.symptom, result.category, result.evidence[0].signature) == ("hang", "unknown", "kernel-task-state-d")
+    assert _read(line.replace("state:D", "state:S")) is None

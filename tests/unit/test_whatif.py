@@ -16,11 +16,19 @@ from recovery.client.whatif import evaluate, read_history_files, recorded_failur
 
 HISTORIES = Path(__file__).resolve().parents[1] / "histories"
 MANIFESTS = {p.parent: json.loads(p.read_text()) for p in HISTORIES.glob("*/manifest.json")}
+
+
+def workflow_type(path: Path) -> str:
+    started = json.loads(path.read_text())["events"][0]["workflowExecutionStartedEventAttributes"]
+    return str(started["workflowType"]["name"])
+
+
+# whatif reads TrainingRun histories; the node history's and pipelines' are recorded beside them
 RUN_FILES = sorted(
     str(folder / name)
     for folder, manifest in MANIFESTS.items()
     for name in manifest["histories"]
-    if not name.startswith("node_history")
+    if workflow_type(folder / name) == "TrainingRun"
 )
 
 
