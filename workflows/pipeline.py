@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
         StageState,
         StageStatus,
     )
-    from recovery.workflows.retries import FOREVER
+    from recovery.workflows.retries import BOUNDED, FOREVER
     from recovery.workflows.training_run import TrainingRun
 
 # A stage's end, from its run's final state.
@@ -233,7 +233,9 @@ class Pipeline:
                 ActionActivities.submit_attempt,
                 SubmitInput(run_id=stage.spec.run_id, attempt_index=0, request=request),
                 start_to_close_timeout=self._quick(stage),
-                retry_policy=FOREVER,
+                # Bounded: a stage whose script sbatch refuses must not keep the whole pipeline
+                # from starting; it is submitted by its run when released, and gives up there.
+                retry_policy=BOUNDED,
             )
         except ActivityError as e:
             workflow.logger.warning("stage %s not submitted held: %s", stage.name, e.cause or e)

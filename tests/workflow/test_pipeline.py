@@ -15,9 +15,18 @@ import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
 
+from recovery.activities.schedulers.base import JobNotFound
 from recovery.client.config import WorkerConfig
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import TRAINING_RUN, CancelRequest, JobState, RunInput, RunStatus
+from recovery.workflows.models import (
+    TRAINING_RUN,
+    CancelRequest,
+    JobObservation,
+    JobState,
+    RunInput,
+    RunStatus,
+    SubmitRequest,
+)
 from recovery.workflows.pipeline_models import (
     AFTER_STAGE,
     PIPELINE,
@@ -305,3 +314,23 @@ async def test_a_run_chained_after_a_stage_not_started_yet_follows_it(skipping_e
         f" (a stage of {inp.pipeline_id} that never ran: needs bad, which gave up)"
     )
     assert "release after-never" not in scheduler.events
+
+
+class RefusesHeld(ScriptedScheduler):
+    """The scheduler refuses one stage's job for good (here: a job it says it does not know)."""
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        if request.name == "b":
+            raise JobNotFound("refused for good")
+        return await super().submit(request)
+
+
+async def test_a_stage_that_cannot_be_queued_held_does_not_stop_the_others(skipping_env: WorkflowEnvironment) -> None:
+    scheduler = RefusesHeld(["complete"])
+    inp = pipeline(("a", [], "cancel"), ("b", ["a"], "cancel"), ("c", ["a"], "cancel"))
+    async with running(skipping_env, scheduler, inp) as handle:
+        status = await handle.result()
+    # b is left to its run, which meets the refusal itself when released; a and c ran
+    assert states(status) == {"a": "completed", "b": "gave_up", "c": "completed"}, status.stages
+    assert "hold c" in scheduler.events and "release c" in scheduler.events
+    assert not any(e.endswith(" b") for e in scheduler.events)
