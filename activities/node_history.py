@@ -91,7 +91,10 @@ class NodeHistoryActivities:
         """The cluster's suspect nodes at `inp.now`; none while it has no node history yet."""
         cluster = await self.cluster(inp.cluster)
         try:
-            return await self._batcher(cluster).ask([], inp.rule, inp.now)
+            # Bounded by this activity's own timeout, not only the shared update's: a run asks
+            # on its way to advice and goes on without suspects rather than wait for a retry.
+            async with asyncio.timeout(_query_timeout().total_seconds()):
+                return await self._batcher(cluster).ask([], inp.rule, inp.now)
         except (WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError) as e:
             # No worker runs the entity: asking again soon will not help.
             raise ApplicationError(
@@ -183,6 +186,7 @@ def drain_reason(node: str, summary: NodeSummary | None, run_id: str) -> str:
 
 
 def _query_timeout() -> timedelta:
-    """Short, and inside the activity's own timeout, so the query never outlives the activity."""
+    """Short, and inside the activity's own timeout, so a question never outlives the activity
+    (the answer it waits for is shielded: a question given up leaves the batch's update alone)."""
     limit = activity.info().start_to_close_timeout
     return min(QUERY_TIMEOUT, limit * 0.8) if limit else QUERY_TIMEOUT
