@@ -49,3 +49,57 @@ def test_cuda_initialisation_warning_names_the_runtime_error(line: str, signatur
     found = diagnose(line)
     assert [e.signature for e in found.evidence][:1] == [signature]
     assert (found.category, found.retryable) == ("system_software", True)
+
+
+# Slurm's MPI plugins (src/plugins/mpi/pmix/pmixp_debug.h prints "<plugin_type>: <function>: <host>
+# [<nodeid>]: <file>:<line>: <text>"); lines as Slurm 25.11.7's format strings print them, the
+# second as a user's log quoted it (a step left RUNNING after its PMIx fence timed out).
+SLURM_MPI = [
+    (
+        "slurmstepd: error:  mpi/pmix_v4: pmixp_coll_ring_reset_if_to: node01 [0]: pmixp_coll_ring.c:742:"
+        " 0x7f1c2c0a1b40: collective timeout seq=0",
+        "slurm-pmix-collective-timeout",
+        ("hang", "network", True),
+    ),
+    (
+        "mpi/pmix_v3: pmixp_coll_tree_reset_if_to: collective timeout seq=1",
+        "slurm-pmix-collective-timeout",
+        ("hang", "network", True),
+    ),
+    (
+        "slurmstepd: error:  mpi/pmix_v3: pmixp_p2p_send: node02 [1]: pmixp_utils.c:467: send failed, rc=2,"
+        " exceeded the retry limit",
+        "slurm-pmix-send-failed",
+        ("crash", "network", True),
+    ),
+    (
+        "srun: error: mpi/pmi2: failed to send temp kvs to compute nodes",
+        "slurm-pmi2-kvs-send-failed",
+        ("crash", "network", True),
+    ),
+    (
+        "srun: error: MPI: Cannot create context for mpi/pmix",
+        "slurm-mpi-plugin-unavailable",
+        ("crash", "system_software", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "signature", "labels"), SLURM_MPI)
+def test_slurm_mpi_plugin_errors(line: str, signature: str, labels: tuple[str, str, bool]) -> None:
+    found = diagnose(line)
+    assert [e.signature for e in found.evidence][:1] == [signature]
+    assert (found.symptom, found.category, found.retryable) == labels
+
+
+def test_pmix_unreachable_after_a_dead_rank_is_its_cascade() -> None:
+    # myqueue's stderr parser test quotes this job (gpaw under Open MPI): the rank's import failed,
+    # then PMIx's server could no longer reach the processes that had died.
+    found = diagnose(
+        "L17: ModuleNotFoundError: No module named 'gpaw.bz_tools'\n"
+        "[x069] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2193\n"
+        "[x069] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2193"
+    )
+    assert found.evidence[0].signature == "py-import-error"
+    assert (found.category, found.retryable) == ("application", False)
+    assert diagnose("[x069] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2193").category == "network"
