@@ -103,3 +103,54 @@ def test_pmix_unreachable_after_a_dead_rank_is_its_cascade() -> None:
     assert found.evidence[0].signature == "py-import-error"
     assert (found.category, found.retryable) == ("application", False)
     assert diagnose("[x069] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2193").category == "network"
+
+
+# libcuda/libnvidia-ml come with the NVIDIA driver (mounted into containers by the toolkit); libnccl
+# and libcudnn come with the program's own packages.
+LIBRARIES = [
+    # a Megatron/Miles run log: a CPU container without the driver's libraries
+    ("OSError: libcuda.so.1: cannot open shared object file", "driver-library-missing", ("system_software", True)),
+    # a troubleshooting guide's error message for a missing driver
+    (
+        "ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+        "driver-library-missing",
+        ("system_software", True),
+    ),
+    # a CUDA project's README: "The CUDA runtime library is in the driver, not the toolkit"
+    (
+        "error while loading shared libraries: libcuda.so.1: cannot open shared object file",
+        "driver-library-missing",
+        ("system_software", True),
+    ),
+    # ctypes.CDLL's OSError for a library of the program's environment
+    (
+        "OSError: libnccl.so.2: cannot open shared object file: No such file or directory",
+        "py-import-error",
+        ("application", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "signature", "labels"), LIBRARIES)
+def test_missing_libraries_are_the_driver_or_the_environment(
+    line: str, signature: str, labels: tuple[str, bool]
+) -> None:
+    found = diagnose(line)
+    assert [e.signature for e in found.evidence][:1] == [signature]
+    assert (found.category, found.retryable) == labels
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # TensorFlow on a machine without a GPU goes on on the CPU (a user's notebook output)
+        "2023-06-18 17:29:09.362227: W tensorflow/compiler/xla/stream_executor/platform/default/dso_loader.cc:64]"
+        " Could not load dynamic library 'libcuda.so.1'; dlerror: libcuda.so.1: cannot open shared object file:"
+        " No such file or directory; LD_LIBRARY_PATH: /home/jry/.conda/envs/palivo/lib/python3.10/site-packages/cv2/../../lib64:",
+        # vllm-project/vllm issue: collect_env's warning, the tool went on
+        "WARNING 08-29 11:55:28 _custom_ops.py:17] Failed to import from vllm._C with"
+        " ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')",
+    ],
+)
+def test_warnings_about_the_driver_library_are_not_failures(line: str) -> None:
+    assert diagnose(line).symptom == "none"
