@@ -154,3 +154,27 @@ def test_missing_libraries_are_the_driver_or_the_environment(
 )
 def test_warnings_about_the_driver_library_are_not_failures(line: str) -> None:
     assert diagnose(line).symptom == "none"
+
+
+# PyTorch's checkpoint writer (caffe2/serialize/inline_container.cc) after a short write.
+CHECKPOINT_WRITES = [
+    # a write-up of a RunPod run whose disk ran out saving a 6.9B model's state dict
+    "RuntimeError: [enforce fail at inline_container.cc:664] . unexpected pos 1353023680 vs 1353023568",
+    # a project's "Disk Space Error Fix" note (the writer's name as its author spelled it)
+    "PyTorchStreamWriter failed writing file data/217: file write failed",
+    # a training README's troubleshooting: disk full, permissions, filesystem errors
+    "RuntimeError: [enforce fail at inline_container.cc:858] . PytorchStreamWriter failed writing file",
+]
+
+
+@pytest.mark.parametrize("line", CHECKPOINT_WRITES)
+def test_a_checkpoint_the_filesystem_would_not_take_is_the_storage(line: str) -> None:
+    found = diagnose(line)
+    assert [e.signature for e in found.evidence][:1] == ["checkpoint-write-failed"]
+    assert (found.category, found.retryable) == ("system_software", False)
+
+
+def test_a_checkpoint_that_cannot_be_read_is_still_the_programs() -> None:
+    # the reader's failure: a truncated or wrong file given to torch.load
+    line = "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"
+    assert (diagnose(line).category, diagnose(line).retryable) == ("application", False)
