@@ -178,3 +178,16 @@ def test_a_checkpoint_that_cannot_be_read_is_still_the_programs() -> None:
     # the reader's failure: a truncated or wrong file given to torch.load
     line = "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory"
     assert (diagnose(line).category, diagnose(line).retryable) == ("application", False)
+
+
+def test_the_open_file_limit_is_the_nodes_setting_and_not_retried() -> None:
+    # a user's traceback in a PyTorch pipeline-parallel thread (DataLoader workers, file_descriptor
+    # sharing against the open-file limit: pytorch/pytorch#973)
+    found = diagnose(
+        '  File "/home/chaoyanghe/anaconda3/envs/pipe_ditributed/lib/python3.7/multiprocessing/reduction.py",'
+        " line 161, in recvfds\n"
+        "    len(ancdata))\n"
+        "RuntimeError: received 0 items of ancdata"
+    )
+    assert found.evidence[0].signature == "open-files-limit"
+    assert (found.category, found.retryable) == ("system_software", False)
