@@ -191,3 +191,30 @@ def test_the_open_file_limit_is_the_nodes_setting_and_not_retried() -> None:
     )
     assert found.evidence[0].signature == "open-files-limit"
     assert (found.category, found.retryable) == ("system_software", False)
+
+
+# The program's environment, not the node: what the loader and the interpreter print before the
+# program runs (glibc elf/dl-version.c; CPython's runpy for `python -m`).
+ENVIRONMENT = [
+    # a cross-compiling write-up: a binary built against a newer glibc than the machine's
+    (
+        "./hello: /lib/arm-linux-gnueabihf/libc.so.6: version `GLIBC_2.34' not found (required by ./hello)",
+        "native-undefined-symbol",
+    ),
+    # a Docker question: a Go binary run on an older base image
+    (
+        "/api: /lib/aarch64-linux-gnu/libc.so.6: version `GLIBC_2.32' not found (required by /api)",
+        "native-undefined-symbol",
+    ),
+    # an HPC user's error notes: `python -m torchrun` with a PyTorch too old to have it
+    ("/sciclone/home20/hmbaier/.conda/envs/dhsrl4/bin/python: No module named torchrun", "py-import-error"),
+    # a course's conda lesson: the new environment has no torch
+    ("/Users/me/miniconda3/envs/myproject2/bin/python: No module named torch", "py-import-error"),
+]
+
+
+@pytest.mark.parametrize(("line", "signature"), ENVIRONMENT)
+def test_a_program_its_environment_cannot_load_is_not_retried(line: str, signature: str) -> None:
+    found = diagnose(line)
+    assert [e.signature for e in found.evidence][:1] == [signature]
+    assert (found.category, found.retryable) == ("application", False)
