@@ -15,6 +15,12 @@ def diagnose(text: str) -> LogDiagnosis:
     return diagnoser.diagnosis()
 
 
+def verdict(text: str) -> tuple[str | None, str, bool | None]:
+    """The winning signature (the first evidence line's), the category and whether to retry."""
+    found = diagnose(text)
+    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
+
+
 # PyTorch c10/cuda/CUDAFunctions.cpp warns when cudaGetDeviceCount() fails; the number and text
 # after "Error" are the CUDA runtime's (driver_types.h), and they say why torch saw no GPU.
 CUDA_INIT = [
@@ -46,9 +52,7 @@ CUDA_INIT = [
 
 @pytest.mark.parametrize(("line", "signature"), CUDA_INIT)
 def test_cuda_initialisation_warning_names_the_runtime_error(line: str, signature: str) -> None:
-    found = diagnose(line)
-    assert [e.signature for e in found.evidence][:1] == [signature]
-    assert (found.category, found.retryable) == ("system_software", True)
+    assert verdict(line) == (signature, "system_software", True)
 
 
 # Slurm's MPI plugins (src/plugins/mpi/pmix/pmixp_debug.h prints "<plugin_type>: <function>: <host>
@@ -87,9 +91,9 @@ SLURM_MPI = [
 
 @pytest.mark.parametrize(("line", "signature", "labels"), SLURM_MPI)
 def test_slurm_mpi_plugin_errors(line: str, signature: str, labels: tuple[str, str, bool]) -> None:
-    found = diagnose(line)
-    assert [e.signature for e in found.evidence][:1] == [signature]
-    assert (found.symptom, found.category, found.retryable) == labels
+    symptom, category, retryable = labels
+    assert verdict(line) == (signature, category, retryable)
+    assert diagnose(line).symptom == symptom
 
 
 def test_pmix_unreachable_after_a_dead_rank_is_its_cascade() -> None:
@@ -135,9 +139,7 @@ LIBRARIES = [
 def test_missing_libraries_are_the_driver_or_the_environment(
     line: str, signature: str, labels: tuple[str, bool]
 ) -> None:
-    found = diagnose(line)
-    assert [e.signature for e in found.evidence][:1] == [signature]
-    assert (found.category, found.retryable) == labels
+    assert verdict(line) == (signature, *labels)
 
 
 @pytest.mark.parametrize(
@@ -169,9 +171,7 @@ CHECKPOINT_WRITES = [
 
 @pytest.mark.parametrize("line", CHECKPOINT_WRITES)
 def test_a_checkpoint_the_filesystem_would_not_take_is_the_storage(line: str) -> None:
-    found = diagnose(line)
-    assert [e.signature for e in found.evidence][:1] == ["checkpoint-write-failed"]
-    assert (found.category, found.retryable) == ("system_software", False)
+    assert verdict(line) == ("checkpoint-write-failed", "system_software", False)
 
 
 def test_a_checkpoint_that_cannot_be_read_is_still_the_programs() -> None:
@@ -215,6 +215,4 @@ ENVIRONMENT = [
 
 @pytest.mark.parametrize(("line", "signature"), ENVIRONMENT)
 def test_a_program_its_environment_cannot_load_is_not_retried(line: str, signature: str) -> None:
-    found = diagnose(line)
-    assert [e.signature for e in found.evidence][:1] == [signature]
-    assert (found.category, found.retryable) == ("application", False)
+    assert verdict(line) == (signature, "application", False)
