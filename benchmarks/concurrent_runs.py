@@ -614,9 +614,16 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
         print(f"== {label}: {runs} runs ({code})", flush=True)
-        done = subprocess.run(argv, env=env, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"the measurement of {label} at {runs} runs failed (exit {done.returncode})")
+        proc = subprocess.Popen(argv, env=env)
+        try:
+            returncode = proc.wait()
+        except KeyboardInterrupt:
+            # Let it stop what it started (subprocess.run would SIGKILL it and orphan them all).
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+            raise
+        if returncode != 0:
+            raise RuntimeError(f"the measurement of {label} at {runs} runs failed (exit {returncode})")
         return column_from_json(Path(out.name).read_text())
 
 
