@@ -648,6 +648,7 @@ def child(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         wind_down(rig, keep_home=args.keep_home or code != 0)
     return code
 
