@@ -26,7 +26,22 @@ milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 and the burst is repeated on other runs. The machine's load average is printed beside each
 phase: the host is shared, and the figures move with it.
 
-What it found (2 cores shared with other work, 24 GiB; 2026-11-29):
+What it found with the observer (issue 14a) and the SQLite local scheduler and node-history
+update (14b), 2026-12-02, on a host whose load average was 10-26 (four other sessions' test
+suites and benchmarks on its 2 cores), so the figures say more about that load than about the
+code:
+
+    1000 runs, this tree           steady: worker / dev server / daemon CPU, worker RSS
+      1 worker                       16% / 16% / 1% of a core, 521 MiB   (load 9.7)
+      2 workers                      6% + 4% / 21% / 1%, 544 + 185 MiB   (load 19.3)
+    all 1000 jobs running 805 s after the first start (the daemon used 7 s of CPU for it: the
+    time went in the worker's and dev server's workflow tasks, starved of CPU); e910cbd's
+    daemon had 342 of 1000 running after 556 s (this tree: 885), where its run was stopped.
+    The bursts of 100 did not finish in 300 s (load 20-26): workflow tasks took minutes
+    (`watch_attempt done -> suspect_nodes scheduled` median 240 s), 688 watches lost their
+    heartbeat and were retried, status queries timed out. suspect_nodes itself took 5 s median.
+
+Earlier (2 cores shared with other work, 24 GiB; 2026-11-29), the code of e910cbd:
 
     runs  steady: worker / dev server / daemon CPU, worker RSS   burst of 50: failure -> advice
      250    19% / 20% / 4% of a core, 157 MiB                    median  6.1 s, p95   8.4 s
