@@ -41,6 +41,17 @@ code:
     (`watch_attempt done -> suspect_nodes scheduled` median 240 s), 688 watches lost their
     heartbeat and were retried, status queries timed out. suspect_nodes itself took 5 s median.
 
+Side by side at 200 runs, bursts of 50 (`--runs 200 --burst 50 --window 15 --burst-timeout
+150 --baseline e910cbd`, load 4-10), this tree vs e910cbd:
+
+    steady worker / dev server / daemon     7% / 5% / 0%          vs 17% / 20% / 2% of a core
+    failure -> advice, 1 worker             p50 18.6 s, p95 22.6 s vs p50 59.7 s, p95 111.6 s
+    failure -> successor running, 1 worker  p50 27.0 s, p95 32.4 s vs p50 89.0 s, p95 133.1 s
+    the same, 2 workers                     p50 35.5 s, p95 39.6 s vs p50 124.3 s, p95 164.8 s
+    watches lost to heartbeat timeout       0 and 0                vs 77 and 64
+    The time still goes in the gaps between a run's activities (3-5 s each: one workflow task
+    through the dev server and back, on a loaded host), not in the activities (0.2-3 s).
+
 Earlier (2 cores shared with other work, 24 GiB; 2026-11-29), the code of e910cbd:
 
     runs  steady: worker / dev server / daemon CPU, worker RSS   burst of 50: failure -> advice
