@@ -26,7 +26,33 @@ milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 and the burst is repeated on other runs. The machine's load average is printed beside each
 phase: the host is shared, and the figures move with it.
 
-What it found (2 cores shared with other work, 24 GiB; 2026-11-29):
+What it found with the observer (issue 14a) and the SQLite local scheduler and node-history
+update (14b), 2026-12-02, on a host whose load average was 10-26 (four other sessions' test
+suites and benchmarks on its 2 cores), so the figures say more about that load than about the
+code:
+
+    1000 runs, this tree           steady: worker / dev server / daemon CPU, worker RSS
+      1 worker                       16% / 16% / 1% of a core, 521 MiB   (load 9.7)
+      2 workers                      6% + 4% / 21% / 1%, 544 + 185 MiB   (load 19.3)
+    all 1000 jobs running 805 s after the first start (the daemon used 7 s of CPU for it: the
+    time went in the worker's and dev server's workflow tasks, starved of CPU); e910cbd's
+    daemon had 342 of 1000 running after 556 s (this tree: 885), where its run was stopped.
+    The bursts of 100 did not finish in 300 s (load 20-26): workflow tasks took minutes
+    (`watch_attempt done -> suspect_nodes scheduled` median 240 s), 688 watches lost their
+    heartbeat and were retried, status queries timed out. suspect_nodes itself took 5 s median.
+
+Side by side at 200 runs, bursts of 50 (`--runs 200 --burst 50 --window 15 --burst-timeout
+150 --baseline e910cbd`, load 4-10), this tree vs e910cbd:
+
+    steady worker / dev server / daemon     7% / 5% / 0%          vs 17% / 20% / 2% of a core
+    failure -> advice, 1 worker             p50 18.6 s, p95 22.6 s vs p50 59.7 s, p95 111.6 s
+    failure -> successor running, 1 worker  p50 27.0 s, p95 32.4 s vs p50 89.0 s, p95 133.1 s
+    the same, 2 workers                     p50 35.5 s, p95 39.6 s vs p50 124.3 s, p95 164.8 s
+    watches lost to heartbeat timeout       0 and 0                vs 77 and 64
+    The time still goes in the gaps between a run's activities (3-5 s each: one workflow task
+    through the dev server and back, on a loaded host), not in the activities (0.2-3 s).
+
+Earlier (2 cores shared with other work, 24 GiB; 2026-11-29), the code of e910cbd:
 
     runs  steady: worker / dev server / daemon CPU, worker RSS   burst of 50: failure -> advice
      250    19% / 20% / 4% of a core, 157 MiB                    median  6.1 s, p95   8.4 s
@@ -614,9 +640,16 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
         print(f"== {label}: {runs} runs ({code})", flush=True)
-        done = subprocess.run(argv, env=env, check=False)
-        if done.returncode != 0:
-            raise RuntimeError(f"the measurement of {label} at {runs} runs failed (exit {done.returncode})")
+        proc = subprocess.Popen(argv, env=env)
+        try:
+            returncode = proc.wait()
+        except KeyboardInterrupt:
+            # Let it stop what it started (subprocess.run would SIGKILL it and orphan them all).
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+            raise
+        if returncode != 0:
+            raise RuntimeError(f"the measurement of {label} at {runs} runs failed (exit {returncode})")
         return column_from_json(Path(out.name).read_text())
 
 
@@ -641,6 +674,7 @@ def child(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         wind_down(rig, keep_home=args.keep_home or code != 0)
     return code
 
