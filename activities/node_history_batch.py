@@ -41,6 +41,8 @@ class UpdateBatcher:
     async def ask(self, failures: list[NodeFailure], rule: SuspectRule | None, now: datetime) -> list[str]:
         """Record `failures`; the suspects under `rule` (none if no rule) once they are recorded."""
         ask = _Ask(failures, rule, now)
+        # Its error is read here even when its caller has given up: no "never retrieved" noise.
+        ask.answer.add_done_callback(_retrieve)
         self._waiting.append(ask)
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send_all())
@@ -75,3 +77,8 @@ class UpdateBatcher:
             return
         for ask in batch:
             ask.answer.set_result([] if ask.rule is None else answers[rules.index(ask.rule)])
+
+
+def _retrieve(answer: asyncio.Future[list[str]]) -> None:
+    if not answer.cancelled():
+        answer.exception()

@@ -1,13 +1,19 @@
-"""Many concurrent runs on one worker: its CPU and memory while it watches them, and failure ->
-advice recorded when 50 of them fail at once; then the same burst with a second worker.
+"""Many concurrent runs on one host: the worker's, dev server's and local scheduler's CPU and
+memory while they watch them, and failure -> advice / successor running when 100 of them fail
+at once; then the same burst with a second worker. Several sizes, and an earlier commit side by
+side, in one invocation.
 
-    .venv/bin/python benchmarks/concurrent_runs.py [--runs 1000] [--burst 50] [--window 30]
+    .venv/bin/python benchmarks/concurrent_runs.py [--runs 1000 [5000 ...]] [--burst 100]
+        [--window 30] [--baseline REV [--baseline-runs 1000 ...]]
 
-Run by hand, never in tests. It starts its own dev server (SQLite in a temporary RECOVERY_HOME,
-free ports), its own local cluster (runs + 2 x burst + 8 nodes, so every failed run has a
-healthy node to restart on) and `python -m recovery.worker worker` subprocesses on their own task queue,
-so it touches nothing else on the machine; it cancels its runs and stops all of it at the end,
-on Ctrl-C or on error too.
+Run by hand, never in tests. Each measurement runs in its own process, with its own dev server
+(SQLite in a temporary RECOVERY_HOME, free ports), its own local cluster (runs + 2 x burst + 8
+nodes, so every failed run has a healthy node to restart on) and `python -m recovery.worker
+worker` subprocesses on their own task queue, so it touches nothing else on the machine; it
+cancels its runs and stops all of it at the end, on Ctrl-C or on error too. `--baseline REV`
+measures REV too: a git worktree of it (under /tmp, removed afterwards) whose `recovery` comes
+first on every process's path (PYTHONPATH; the worker runs from it), same scenario, same
+machine, printed in the same table. Past 1,000 runs the workers get `max_runs` to match.
 
 Each run is a 1-node job that prints a progress line every --progress-every seconds and sleeps
 in between (idle between failures). Once every job runs and has reported progress, the
@@ -17,9 +23,25 @@ machine would), and the same sampling runs until every hit run has its successor
 Failure -> advice recorded and failure -> successor running come from each run's status
 milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 `advice_recorded`, `successor_running`). Then a second worker joins on the same task queue
-and the burst is repeated on 50 other runs.
+and the burst is repeated on other runs. The machine's load average is printed beside each
+phase: the host is shared, and the figures move with it.
 
-What it found (2 cores shared with other work, 24 GiB; 2026-11-29):
+What it found with the observer (issue 14a) and the SQLite local scheduler and node-history
+update (14b), 2026-12-02, on a host whose load average was 10-26 (four other sessions' test
+suites and benchmarks on its 2 cores), so the figures say more about that load than about the
+code:
+
+    1000 runs, this tree           steady: worker / dev server / daemon CPU, worker RSS
+      1 worker                       16% / 16% / 1% of a core, 521 MiB   (load 9.7)
+      2 workers                      6% + 4% / 21% / 1%, 544 + 185 MiB   (load 19.3)
+    all 1000 jobs running 805 s after the first start (the daemon used 7 s of CPU for it: the
+    time went in the worker's and dev server's workflow tasks, starved of CPU); e910cbd's
+    daemon had 342 of 1000 running after 556 s (this tree: 885), where its run was stopped.
+    The bursts of 100 did not finish in 300 s (load 20-26): workflow tasks took minutes
+    (`watch_attempt done -> suspect_nodes scheduled` median 240 s), 688 watches lost their
+    heartbeat and were retried, status queries timed out. suspect_nodes itself took 5 s median.
+
+Earlier (2 cores shared with other work, 24 GiB; 2026-11-29), the code of e910cbd:
 
     runs  steady: worker / dev server / daemon CPU, worker RSS   burst of 50: failure -> advice
      250    19% / 20% / 4% of a core, 157 MiB                    median  6.1 s, p95   8.4 s
@@ -57,7 +79,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import dataclasses
 import itertools
+import json
 import os
 import secrets
 import shutil
@@ -65,14 +89,19 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-sys.path[:0] = [str(ROOT), str(HERE)]
+# The code measured: this tree, or (for --baseline) a worktree of an earlier commit. Its
+# `recovery` comes first on the path, here and in every process started (PYTHONPATH).
+CODE = Path(os.environ.get("RECOVERY_BENCH_CODE", str(ROOT)))
+sys.path[:0] = [str(CODE), str(HERE)]
 
 from recovery_latency import percentile, setup_env  # noqa: E402
 
@@ -84,12 +113,14 @@ if TYPE_CHECKING:
 TICKS = os.sysconf("SC_CLK_TCK")
 JOB = """#!/bin/bash
 #SBATCH --nodes=1
-# Idle between failures: a progress line now and then, asleep otherwise.
+# Idle between failures: a progress line now and then, asleep otherwise. It sleeps in bash's own
+# `read -t` on a pipe nobody writes (no `sleep` process a line: 10,000 jobs would fork 500 a second).
+exec 3<> <(:)
 step=0
 while true; do
   step=$((step + 1))
   echo "recovery-progress step=$step rank=$SLURM_PROCID"
-  sleep {every}
+  read -r -t {every} -u 3 || true
 done
 """
 
@@ -162,11 +193,20 @@ class Sampler:
 # --- the pieces it starts ----------------------------------------------------------------
 
 
-def start_worker(home: Path, n: int) -> subprocess.Popen[bytes]:
+# A worker watches 1,000 runs at most by default (config `max_runs`, of the observer's version).
+DEFAULT_MAX_RUNS = 1000
+
+
+def start_worker(home: Path, n: int, runs: int) -> subprocess.Popen[bytes]:
     log = (home / f"worker{n}.log").open("ab")
+    argv = [sys.executable, "-m", "recovery.worker", "worker"]
+    if runs > DEFAULT_MAX_RUNS:
+        config = home / "worker.yaml"
+        config.write_text(f"max_runs: {runs + 500}\n")
+        argv += ["--config", str(config)]
     return subprocess.Popen(
-        [sys.executable, "-m", "recovery.worker", "worker"],
-        cwd=ROOT,
+        argv,
+        cwd=CODE,
         stdin=subprocess.DEVNULL,
         stdout=log,
         stderr=log,
@@ -230,7 +270,7 @@ async def wait_all_running(count: int, timeout: float) -> float:
         if len(running) >= count:
             return time.monotonic() - start
         print(f"  {len(running)}/{count} jobs running after {time.monotonic() - start:.0f}s", flush=True)
-        await asyncio.sleep(15)
+        await asyncio.sleep(5)
     raise TimeoutError(f"not all {count} jobs ran within {timeout:.0f}s")
 
 
@@ -248,6 +288,8 @@ class Phase:
     missing: int
     stages: dict[str, list[float]] = field(default_factory=dict)
     lost_watches: int = 0  # watch_attempt tries the server gave up on (heartbeat timeout) and retried
+    load_steady: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average, at the end
+    load_burst: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
 
 async def steady_state(pids: dict[str, int], window: float) -> dict[str, Usage]:
@@ -287,7 +329,7 @@ async def burst(
         await asyncio.sleep(1)
     elapsed = time.monotonic() - start
     usage = await sampler.stop()
-    statuses = await asyncio.gather(*(_status(client, run_of(j)) for j in victims))
+    statuses = await settled_statuses(client, victims)
     advice: list[float] = []
     successor: list[float] = []
     for status in statuses:
@@ -345,6 +387,20 @@ async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]
         into.setdefault(f"{before} -> {after}", []).append(points[after] - points[before])
 
 
+async def settled_statuses(
+    client: Client, victims: list[JobObservation], patience: float = 60
+) -> list[RunStatus | None]:
+    """The victims' statuses once each has recorded its successor running (the scheduler can
+    show it running a moment before the run's verify_successor records it), or after `patience`."""
+    deadline = time.monotonic() + patience
+    while True:
+        statuses = await asyncio.gather(*(_status(client, run_of(j)) for j in victims))
+        done = [s for s in statuses if s is not None and any(m.name == "successor_running" for m in s.milestones)]
+        if len(done) == len(victims) or time.monotonic() > deadline:
+            return statuses
+        await asyncio.sleep(2)
+
+
 async def _status(client: Client, run_id: str) -> RunStatus | None:
     from recovery.client import runs
 
@@ -389,8 +445,8 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     rig.server = True
     server.start(timeout=60)
     rig.cluster = True
-    local_cluster.start(args.runs + 2 * args.burst + 8, timeout=60)
-    rig.workers.append(start_worker(rig.home, 1))
+    local_cluster.start(args.runs + 2 * args.burst + 8, timeout=120)
+    rig.workers.append(start_worker(rig.home, 1, args.runs))
     client = await connect()
     script = write_job(rig.home, args.progress_every)
 
@@ -398,7 +454,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     run_ids = await submit_all(client, script, args.runs)
     submitted = time.monotonic() - t0
     print(f"started {len(run_ids)} runs in {submitted:.1f}s", flush=True)
-    ran = await wait_all_running(args.runs, timeout=args.runs * 1.0 + 120)
+    ran = await wait_all_running(args.runs, timeout=args.runs * 3.0 + 300)
     settle = max(10.0, 2 * args.progress_every)
     await asyncio.sleep(settle)  # every job has printed its first progress line, the watch saw it
     facts = {"start runs": submitted, "all jobs running": submitted + ran}
@@ -410,15 +466,17 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     phases: list[Phase] = []
     for n, group in ((1, victims[0::2]), (2, victims[1::2])):
         if n == 2:
-            rig.workers.append(start_worker(rig.home, 2))
+            rig.workers.append(start_worker(rig.home, 2, args.runs))
             pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
             await asyncio.sleep(15)  # it connects and polls
         print(f"{n} worker(s): steady state for {args.window:.0f}s", flush=True)
         steady = await steady_state(pids, args.window)
+        load_steady = os.getloadavg()
         print(f"{n} worker(s): {len(group)} nodes down at once", flush=True)
         logs = [rig.home / f"worker{i + 1}.log" for i in range(n)]
         phase = await burst(client, pids, group, args.burst_timeout, logs)
         phase.workers, phase.steady = n, steady
+        phase.load_steady, phase.load_burst = load_steady, os.getloadavg()
         phases.append(phase)
         print(f"  advice for {len(phase.advice)}/{len(group)} runs, burst over in {phase.burst_seconds:.1f}s")
 
@@ -467,14 +525,40 @@ def _fmt(values: list[float], fn: str) -> str:
     return f"{max(values):.2f}s"
 
 
-def report(args: argparse.Namespace, phases: list[Phase], facts: dict[str, float], command: str) -> None:
+@dataclass
+class Column:
+    """One measurement: which code, how many runs, its phases (one worker, two workers)."""
+
+    label: str
+    runs: int
+    phases: list[Phase]
+    facts: dict[str, float]
+
+
+def column_to_json(column: Column) -> str:
+    return json.dumps(dataclasses.asdict(column))
+
+
+def column_from_json(text: str) -> Column:
+    doc = json.loads(text)
+    phases = []
+    for p in doc.pop("phases"):
+        p["steady"] = {name: Usage(**use) for name, use in p["steady"].items()}
+        p["burst"] = {name: Usage(**use) for name, use in p["burst"].items()}
+        p["load_steady"], p["load_burst"] = tuple(p["load_steady"]), tuple(p["load_burst"])
+        phases.append(Phase(**p))
+    return Column(phases=phases, **doc)
+
+
+def report(args: argparse.Namespace, columns: list[Column], command: str) -> None:
+    cells_of = [(c, p) for c in columns for p in c.phases]
     rows: list[tuple[str, list[str]]] = []
     names = ["worker1", "worker2", "daemon", "dev server"]
 
     def usage_rows(label: str, pick: str) -> None:
         for name in names:
             cells = []
-            for p in phases:
+            for _, p in cells_of:
                 use = (p.steady if pick == "steady" else p.burst).get(name)
                 cells.append(
                     "-" if use is None else f"{use.cpu_mean:5.0f}% ({use.cpu_peak:.0f}%) {use.rss_peak:6.0f} MiB"
@@ -482,52 +566,86 @@ def report(args: argparse.Namespace, phases: list[Phase], facts: dict[str, float
             if any(c != "-" for c in cells):
                 rows.append((f"{label} {name}", cells))
 
+    for fact in dict.fromkeys(f for c in columns for f in c.facts):
+        rows.append((fact, [f"{c.facts[fact]:.1f}s" if fact in c.facts else "-" for c, _ in cells_of]))
     usage_rows("steady", "steady")
+    rows.append(("load average (1, 5, 15 min), steady", [_load(p.load_steady) for _, p in cells_of]))
     usage_rows("burst", "burst")
+    rows.append(("load average (1, 5, 15 min), burst", [_load(p.load_burst) for _, p in cells_of]))
     for what, key in (("failure -> advice recorded", "advice"), ("failure -> successor running", "successor")):
         for fn in ("median", "p95", "max"):
-            rows.append((f"{what} {fn}", [_fmt(getattr(p, key), fn) for p in phases]))
-    rows.append(("runs without advice", [str(p.missing) for p in phases]))
-    rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for p in phases]))
-    rows.append(("burst: down -> all successors running", [f"{p.burst_seconds:.1f}s" for p in phases]))
-    steps = list(dict.fromkeys(step for p in phases for step in p.stages))
+            rows.append((f"{what} {fn}", [_fmt(getattr(p, key), fn) for _, p in cells_of]))
+    rows.append(("runs without advice", [str(p.missing) for _, p in cells_of]))
+    rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for _, p in cells_of]))
+    rows.append(("burst: down -> all successors running", [f"{p.burst_seconds:.1f}s" for _, p in cells_of]))
+    steps = list(dict.fromkeys(step for _, p in cells_of for step in p.stages))
     if steps:
-        rows.append(("where failure -> advice goes (median / p95):", ["" for _ in phases]))
+        rows.append(("where failure -> advice goes (median / p95):", ["" for _ in cells_of]))
     for step in steps:
         cells = []
-        for p in phases:
+        for _, p in cells_of:
             values = p.stages.get(step, [])
             cells.append(f"{_fmt(values, 'median')} / {_fmt(values, 'p95')}" if values else "-")
         rows.append((f"  {step}", cells))
 
     print()
-    print(f"{args.runs} concurrent runs (1-node jobs, idle), {args.burst} fail at once (node-down);")
+    print(f"concurrent runs (1-node jobs, idle), {args.burst} fail at once (node-down), with one then two workers;")
     print("embedded dev server + local scheduler, 2 cores; CPU = mean % of one core (peak 1 s), peak RSS")
-    for name, seconds in facts.items():
-        print(f"  {name}: {seconds:.1f}s")
-    header = [f"{p.workers} worker{'s' if p.workers > 1 else ''}" for p in phases]
+    headers = [(c.label, f"{c.runs} runs, {p.workers} worker{'s' if p.workers > 1 else ''}") for c, p in cells_of]
     width = max(len(label) for label, _ in rows)
-    print(f"{'':{width}}  " + "  ".join(f"{h:>28}" for h in header))
+    cell = max(28, *(len(h) for pair in headers for h in pair))
+    for line in range(2):
+        print(f"{'':{width}}  " + "  ".join(f"{h[line]:>{cell}}" for h in headers))
     for label, cells in rows:
-        print(f"{label:{width}}  " + "  ".join(f"{c:>28}" for c in cells))
+        print(f"{label:{width}}  " + "  ".join(f"{c:>{cell}}" for c in cells))
     print(f"\ncommand: {command}")
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1000)
-    parser.add_argument("--burst", type=int, default=50)
-    parser.add_argument("--window", type=float, default=30.0, help="steady-state sampling, seconds")
-    parser.add_argument("--progress-every", type=float, default=20.0, help="seconds between progress lines")
-    parser.add_argument("--burst-timeout", type=float, default=300.0)
-    parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
-    args = parser.parse_args()
-    if args.runs < 2 * args.burst:
-        parser.error("--runs must be at least twice --burst (two bursts hit different runs)")
+def _load(load: tuple[float, float, float]) -> str:
+    return " ".join(f"{x:.1f}" for x in load)
+
+
+@contextlib.contextmanager
+def worktree(rev: str | None) -> Iterator[Path | None]:
+    """A git worktree of `rev` (detached, under /tmp), removed afterwards; None without a rev."""
+    if rev is None:
+        yield None
+        return
+    path = Path(tempfile.mkdtemp(prefix="rb-base-", dir="/tmp"))
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(path), rev], check=True)
+    try:
+        yield path
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
+
+
+def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int) -> Column:
+    """One measurement in its own process, on `code` (its `recovery` first on every path)."""
+    with tempfile.NamedTemporaryFile(prefix="rb-col-", suffix=".json", dir="/tmp") as out:
+        argv = [sys.executable, str(Path(__file__).resolve()), "--runs", str(runs), "--burst", str(args.burst)]
+        argv += ["--window", str(args.window), "--progress-every", str(args.progress_every)]
+        argv += ["--burst-timeout", str(args.burst_timeout), "--child-out", out.name, "--label", label]
+        argv += ["--keep-home"] if args.keep_home else []
+        env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
+        print(f"== {label}: {runs} runs ({code})", flush=True)
+        proc = subprocess.Popen(argv, env=env)
+        try:
+            returncode = proc.wait()
+        except KeyboardInterrupt:
+            # Let it stop what it started (subprocess.run would SIGKILL it and orphan them all).
+            proc.send_signal(signal.SIGINT)
+            proc.wait()
+            raise
+        if returncode != 0:
+            raise RuntimeError(f"the measurement of {label} at {runs} runs failed (exit {returncode})")
+        return column_from_json(Path(out.name).read_text())
+
+
+def child(args: argparse.Namespace) -> int:
+    """One measurement in this process; its column as JSON to --child-out."""
     home = setup_env()
     os.environ["RECOVERY_TASK_QUEUE"] = f"recovery-bench-{secrets.token_hex(3)}"
-    python = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable
-    command = " ".join([python, "benchmarks/concurrent_runs.py", *sys.argv[1:]])
 
     import logging
 
@@ -538,12 +656,58 @@ def main() -> int:
     code = 1
     try:
         phases, facts = asyncio.run(measure(args, rig))
-        report(args, phases, facts, command)
+        column = Column(args.label, args.runs, phases, facts)
+        Path(args.child_out).write_text(column_to_json(column))
+        report(args, [column], f"(one measurement of {args.label})")
         code = 0
     except KeyboardInterrupt:
         print("interrupted; cleaning up", file=sys.stderr)
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the clean-up short
         wind_down(rig, keep_home=args.keep_home or code != 0)
+    return code
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--runs", type=int, nargs="+", default=[1000], help="one measurement per size")
+    parser.add_argument("--burst", type=int, default=100)
+    parser.add_argument("--window", type=float, default=30.0, help="steady-state sampling, seconds")
+    parser.add_argument("--progress-every", type=float, default=20.0, help="seconds between progress lines")
+    parser.add_argument("--burst-timeout", type=float, default=300.0)
+    parser.add_argument("--baseline", metavar="REV", help="also measure REV (a git worktree of it), side by side")
+    parser.add_argument("--baseline-runs", type=int, nargs="+", help="sizes for the baseline (default: --runs)")
+    parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
+    parser.add_argument("--child-out", help=argparse.SUPPRESS)
+    parser.add_argument("--label", default="this tree", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if min(args.runs + (args.baseline_runs or [])) < 2 * args.burst:
+        parser.error("--runs must be at least twice --burst (two bursts hit different runs)")
+    if args.child_out:
+        args.runs = args.runs[0]  # one size per child: measure() reads an int
+        leave(child(args))
+    python = os.path.relpath(sys.executable, ROOT) if sys.executable.startswith(str(ROOT)) else sys.executable
+    command = " ".join([python, "benchmarks/concurrent_runs.py", *sys.argv[1:]])
+    columns: list[Column] = []
+    code = 1
+    try:
+        with worktree(args.baseline) as base:
+            plan: list[tuple[str, Path, int]] = [("this tree", ROOT, n) for n in args.runs]
+            plan += [(f"{args.baseline} (baseline)", base, n) for n in (args.baseline_runs or args.runs) if base]
+            failed = []
+            for label, tree, runs in plan:
+                try:
+                    columns.append(measure_in_child(args, label, tree, runs))
+                except RuntimeError as err:  # the others still run: a side-by-side with a gap
+                    print(f"concurrent_runs: {err}", file=sys.stderr)
+                    failed.append(err)
+        code = 1 if failed else 0
+    except subprocess.CalledProcessError as err:
+        print(f"concurrent_runs: {err}", file=sys.stderr)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+    if columns:
+        report(args, columns, command)
     leave(code)
 
 

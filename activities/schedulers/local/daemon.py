@@ -56,7 +56,7 @@ class Daemon:
         try:
             line = await reader.readline()
             reply, shutdown = await self._answer(line)
-            writer.write(reply.model_dump_json().encode() + b"\n")
+            writer.write(_encode(reply) + b"\n")
             await writer.drain()
         except (OSError, ValueError) as err:
             # A client that went away or sent an over-long line; nothing to answer.
@@ -67,7 +67,7 @@ class Daemon:
         if shutdown:
             self.stop.set()
 
-    async def _answer(self, line: bytes) -> tuple[wire.OkReply | wire.ErrorReply, bool]:
+    async def _answer(self, line: bytes) -> tuple[wire.OkReply | wire.ErrorReply | bytes, bool]:
         try:
             request = wire.REQUEST.validate_json(line)
         except ValidationError as err:
@@ -76,6 +76,8 @@ class Daemon:
             result = await self._dispatch(request)
         except OpError as err:
             return wire.ErrorReply(error=str(err), kind=err.kind), False
+        if isinstance(result, bytes):
+            return result, False  # a result the cluster serialised itself
         return wire.OkReply(result=result), isinstance(request, wire.Shutdown)
 
     async def _dispatch(self, request: wire.Request) -> Any:
@@ -112,6 +114,13 @@ class Daemon:
             case wire.Shutdown():
                 await cluster.shutdown()
         return None
+
+
+def _encode(reply: wire.OkReply | wire.ErrorReply | bytes) -> bytes:
+    """The reply line; a result already serialised (observations, status) goes in as it is."""
+    if isinstance(reply, bytes):
+        return b'{"ok":true,"result":' + reply + b"}"
+    return reply.model_dump_json().encode()
 
 
 def _first_error(err: ValidationError) -> str:
