@@ -41,8 +41,9 @@ async def test_a_job_failing_while_the_worker_is_killed_is_recovered_once_it_is_
 ) -> None:
     worker = embedded.start_worker()
     embedded.forget_node_history()  # the restart excludes a node: earlier suspects would starve it
-    # Rank 1 fails at step 30 of 80 (0.1 s steps): after the watch saw its first progress.
-    spec = await start(client, embedded.job_script("down", fault_rank=1, steps=80, fault_step=30))
+    # Rank 1 fails at step 100 of 200 (0.1 s steps): well after the watch saw its first
+    # progress, even on a busy host (a crash read with the first step is an `ended`, no milestone).
+    spec = await start(client, embedded.job_script("down", fault_rank=1, steps=200, fault_step=100))
     handle = client.get_workflow_handle(spec.run_id)
 
     async def status() -> RunStatus:

@@ -124,12 +124,12 @@ async def status_of(handle: WorkflowHandle[object, RunStatus]) -> RunStatus:
 async def test_idle_runs_cost_nothing_and_only_the_failed_ones_are_woken(skipping_env: WorkflowEnvironment) -> None:
     scheduler = CountingScheduler(["run"], nodes=2 * RUNS + 4)
     scheduler.later = ["run"]
-    specs = [make_spec(nodes=1, watch_heartbeat_timeout_seconds=30) for _ in range(RUNS)]
+    specs = [make_spec(nodes=1, watch_heartbeat_timeout_seconds=600) for _ in range(RUNS)]
     counts = Counts()
     async with runs_on_one_worker(skipping_env, scheduler, specs, counts) as handles:
         ids = [s.run_id for s in specs]
         await until(lambda: all(counts.heartbeats[i] >= 1 for i in ids))  # every watch is attached
-        await until(lambda: scheduler.reads[-1] == RUNS)  # and a look began since (a read is coalesced late)
+        await until(lambda: scheduler.reads[-1:] == [RUNS])  # and a look began since (a read is coalesced late)
         heartbeats, woken, reads = counts.heartbeats.copy(), counts.woken.copy(), len(scheduler.reads)
         await asyncio.sleep(WINDOW)
         # Quiet: no watch returned, none heartbeat (the old watch beat and read every poll) ...
