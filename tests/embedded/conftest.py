@@ -154,6 +154,17 @@ def embedded(temporal_bin: str) -> Iterator[Embedded]:
                 os.environ[k] = v
 
 
+@pytest.fixture(autouse=True)
+def no_worker_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that fails before its own stop_workers() would leave its workers polling the
+    session's task queue: the next test's runs would be served by them (a test's failpoint
+    worker then never gets the work it must die on), and one failure would cascade."""
+    yield
+    if "embedded" in request.fixturenames:
+        embedded: Embedded = request.getfixturevalue("embedded")
+        embedded.stop_workers()
+
+
 @pytest.fixture
 async def client(embedded: Embedded) -> AsyncIterator[Client]:
     yield await connect(embedded.server.address)
