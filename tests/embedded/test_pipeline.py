@@ -232,8 +232,14 @@ async def test_submit_after_chains_a_run_that_survives_a_killed_worker(embedded:
     assert wait_for(lambda: doomed.poll() is not None, timeout=10)
     embedded.start_worker()
     assert "second" not in (workdir / "order.log").read_text()  # nothing ran before the first ended
+    # The pipeline's first query after the kill goes to the dead worker's sticky queue until
+    # Temporal gives up on it: ask again until the new worker answers.
+    not_started = f"recovery: run {run!r} has not started yet ("
     waiting = embedded.recovery("logs", run)
-    assert waiting.returncode != 0 and waiting.stderr.startswith(f"recovery: run {run!r} has not started yet (")
+    deadline = time.monotonic() + 60
+    while "did not answer the status query" in waiting.stderr and time.monotonic() < deadline:
+        waiting = embedded.recovery("logs", run)
+    assert waiting.returncode != 0 and waiting.stderr.startswith(not_started), waiting.stderr
     (workdir / "go-first").touch()
     result: PipelineStatus = await client.get_workflow_handle(run, result_type=PipelineStatus).result()
     assert result.pipeline.state == "completed"
