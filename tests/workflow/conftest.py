@@ -4,7 +4,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from temporalio.api.enums.v1 import EventType, IndexedValueType
@@ -38,7 +38,11 @@ async def register_search_attributes(client: Client) -> None:
 @pytest.fixture(scope="module")
 async def skipping_env(test_server_bin: str) -> AsyncIterator[WorkflowEnvironment]:
     env = await WorkflowEnvironment.start_time_skipping(
-        test_server_existing_path=test_server_bin, data_converter=pydantic_data_converter
+        test_server_existing_path=test_server_bin,
+        data_converter=pydantic_data_converter,
+        # The SDK's default is 5 s: on a busy 2-core host the Java test server took longer once
+        # (five tests of a module failed at setup in a run beside two other suites).
+        test_server_startup_timeout=timedelta(seconds=60),
     )
     await register_search_attributes(env.client)
     async with env:
