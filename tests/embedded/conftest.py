@@ -80,17 +80,19 @@ class Embedded:
             cleared = self.recovery("nodes", "clear", node["node"])
             assert cleared.returncode == 0, cleared.stderr
 
-    def stop_workers(self) -> None:
-        for proc in self.workers:
+    def stop_workers(self, only: list[subprocess.Popen[bytes]] | None = None) -> None:
+        """Stop every worker, or `only` those."""
+        stopping = self.workers if only is None else [proc for proc in self.workers if proc in only]
+        for proc in stopping:
             if proc.poll() is None:
                 proc.send_signal(signal.SIGTERM)
-        for proc in self.workers:
+        for proc in stopping:
             try:
                 proc.wait(timeout=20)
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        self.workers.clear()
+        self.workers = [proc for proc in self.workers if proc not in stopping]
 
     def job_script(
         self,
@@ -159,10 +161,13 @@ def no_worker_outlives_its_test(request: pytest.FixtureRequest) -> Iterator[None
     """A test that fails before its own stop_workers() would leave its workers polling the
     session's task queue: the next test's runs would be served by them (a test's failpoint
     worker then never gets the work it must die on), and one failure would cascade."""
+    if "embedded" not in request.fixturenames:
+        yield
+        return
+    embedded: Embedded = request.getfixturevalue("embedded")
+    before = list(embedded.workers)  # a module's shared worker (test_temporal_ui) stays
     yield
-    if "embedded" in request.fixturenames:
-        embedded: Embedded = request.getfixturevalue("embedded")
-        embedded.stop_workers()
+    embedded.stop_workers(only=[proc for proc in embedded.workers if proc not in before])
 
 
 @pytest.fixture
