@@ -110,10 +110,10 @@ async def test_runs_survive_a_mid_recovery_upgrade(embedded: Embedded, client: C
             assert await restarts_of(status.attempts[0].job_id) == 1
         old_path, old_markers = await history_of(client, caught.run_id)
         assert "requeue_hold" in old_path and "announce_restart" not in old_path
-        assert old_markers == []
+        assert PATCH_ID not in old_markers  # today's own patches (observer-watch) are recorded by both
         for spec in (paused, fresh):
             new_path, markers = await history_of(client, spec.run_id)
             assert new_path.index("announce_restart") < new_path.index("requeue_hold")
-            assert markers == [PATCH_ID]
+            assert PATCH_ID in markers
     finally:
         embedded.stop_workers()
