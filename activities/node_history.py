@@ -31,6 +31,7 @@ from recovery.workflows.node_history import NodeHistory, history_id
 from recovery.workflows.node_history.models import (
     DrainInput,
     DrainResult,
+    NodeFailure,
     NodeFailureReport,
     NodeHistoryInput,
     NodeHistoryUpdate,
@@ -83,8 +84,28 @@ class NodeHistoryActivities:
         cluster = await self.cluster(inp.cluster)
         if inp.failures:
             now = max(failure.at for failure in inp.failures)
-            await self._batcher(cluster).ask(inp.failures, None, now)
+            try:
+                async with asyncio.timeout(_query_timeout().total_seconds()):
+                    await self._batcher(cluster).ask(inp.failures, None, now)
+            except (WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError):
+                await self._signal_failures(cluster, inp.failures)
         return cluster
+
+    async def _signal_failures(self, cluster: str, failures: list[NodeFailure]) -> None:
+        """An update needs a worker polling the entity's task queue; a signal is kept by the
+        server without one. A worker on another queue than the one the entity was started on
+        (or none polling it right now) still gets its failures recorded."""
+        start = activity.info().task_queue
+        for failure in failures:
+            await self.client.start_workflow(
+                NodeHistory.run,
+                NodeHistoryInput(cluster=cluster),
+                id=history_id(cluster),
+                task_queue=start,
+                id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                start_signal="record_failure",
+                start_signal_args=[failure],
+            )
 
     @activity.defn
     async def suspect_nodes(self, inp: SuspectQuery) -> list[str]:
