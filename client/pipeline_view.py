@@ -16,7 +16,7 @@ from pydantic import Field
 
 from recovery.client.console import paint
 from recovery.client.format import between, duration, when
-from recovery.client.render import STATE_STYLES, goodput_lines
+from recovery.client.render import STATE_STYLES, attempt_line, goodput_lines
 from recovery.workflows.models import FINAL_MILESTONE, Advice, Attempt, Goodput, Model, RunStatus
 from recovery.workflows.pipeline_models import PipelineStatus, StageStatus
 
@@ -144,12 +144,7 @@ def _stage_lines(s: StageTimeline) -> list[str]:
         ran = f"  ended {when(s.ended_at)} (ran {between(s.started_at, s.ended_at)})" if s.ended_at else ""
         lines.append(f"    released {when(s.released_at)}  started {when(s.started_at)}{ran}")
     for a in s.attempts:
-        code = "" if a.exit_code is None else f" exit {a.exit_code}"
-        excl = f" excluding {','.join(a.excluded_nodes)}" if a.excluded_nodes else ""
-        lines.append(
-            f"    #{a.index} job {a.job_id}.{a.restart_count}  {a.state.value}{code}"
-            f"  nodes {','.join(a.nodes) or '-'}{excl}  ran {between(a.started_at, a.ended_at)}"
-        )
+        lines.append(f"    {attempt_line(a)}  ran {between(a.started_at, a.ended_at)}")
         for adv in (adv for adv in s.advice if adv.attempt_index == a.index):
             acted = "" if adv.acted else " (not acted)"
             lines.append(f"       advice {adv.operation} -> {adv.status}{acted}: {adv.explanation}")

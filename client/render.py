@@ -7,7 +7,7 @@ from datetime import datetime
 from recovery.activities.text import clip
 from recovery.client.console import SYMPTOM_STYLES, Column, paint, table
 from recovery.client.format import between, duration, when
-from recovery.workflows.models import FINAL_MILESTONE, Evidence, Goodput, MilestoneName, RunStatus, RunSummary
+from recovery.workflows.models import FINAL_MILESTONE, Attempt, Evidence, Goodput, MilestoneName, RunStatus, RunSummary
 
 # The milestones the timeline lists by themselves (the rest are in its latency lines).
 _SHOWN: tuple[MilestoneName, ...] = ("progress_started", "progress_restored", *FINAL_MILESTONE.values())
@@ -77,13 +77,7 @@ def timeline(status: RunStatus, ui_url: str | None = None) -> str:
         "attempts:",
     ]
     for a in status.attempts:
-        code = "" if a.exit_code is None else f" exit {a.exit_code}"
-        excl = f" excluding {','.join(a.excluded_nodes)}" if a.excluded_nodes else ""
-        lines.append(
-            f"  #{a.index} job {a.job_id}.{a.restart_count}  {a.state.value}{code}"
-            f"  nodes {','.join(a.nodes) or '-'}{excl}"
-            f"  started {when(a.started_at)}  ran {between(a.started_at, a.ended_at)}"
-        )
+        lines.append(f"  {attempt_line(a)}  started {when(a.started_at)}  ran {between(a.started_at, a.ended_at)}")
     for s in status.symptoms:
         kind = paint(s.kind, SYMPTOM_STYLES.get(s.kind, ""))
         lines.append(f"symptom  attempt #{s.attempt_index}: {kind} at {when(s.detected_at)}")
@@ -110,6 +104,14 @@ def outcome(status: RunStatus) -> list[str]:
     """What the recoveries cost: each one's latency and the run's goodput (the end of the
     timeline, and all the demo adds to what it narrated)."""
     return _latencies(status) + goodput_lines(status.goodput)
+
+
+def attempt_line(a: Attempt) -> str:
+    """`#0 job 41.0  failed exit 3  nodes node1,node2 excluding node2`: one attempt, as the run's
+    and the pipeline's timelines both show it."""
+    code = "" if a.exit_code is None else f" exit {a.exit_code}"
+    excl = f" excluding {','.join(a.excluded_nodes)}" if a.excluded_nodes else ""
+    return f"#{a.index} job {a.job_id}.{a.restart_count}  {a.state.value}{code}  nodes {','.join(a.nodes) or '-'}{excl}"
 
 
 def goodput_lines(g: Goodput, indent: str = "") -> list[str]:
