@@ -46,3 +46,20 @@ def test_pytorchs_plan_warning_is_not_a_failure() -> None:
         " /opt/conda/conda-bld/pytorch_1712608935911/work/aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)"
     )
     assert verdict(line) == (None, "none", None)
+
+
+BRACKETED = [
+    # facebookresearch/blt#102: Triton's driver (triton/backends/nvidia/driver.c) names the API in brackets
+    ("RuntimeError: Triton Error [CUDA]: device-side assert triggered", ("cuda-device-assert", "application", False)),
+    # ComputationalRadiationPhysics/picongpu#757: MPI rank 7's own CUDA check (the dev corpus's excerpt)
+    (
+        "[1,7]<stderr>:terminate called after throwing an instance of 'std::runtime_error'\n"
+        "[1,7]<stderr>:  what():  [CUDA] Error: cannot set while device is active in this process",
+        ("cuda-set-on-active-process", "application", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), BRACKETED)
+def test_a_cuda_error_named_in_brackets_reads_the_runtimes_message(text: str, expected: tuple[str, str, bool]) -> None:
+    assert verdict(text) == expected
