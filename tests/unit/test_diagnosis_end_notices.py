@@ -1,0 +1,70 @@
+"""How launchers, schedulers and shells report an abnormal end: each such line alone is a failure.
+
+Every line here is a real line from a public log (the code index's id where the thread's address
+is not shown there), printed by the format string the comment names."""
+
+from __future__ import annotations
+
+import pytest
+
+from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
+
+
+def diagnose(text: str) -> LogDiagnosis:
+    diagnoser = LogDiagnoser()
+    diagnoser.feed(text.encode())
+    diagnoser.finish()
+    return diagnoser.diagnosis()
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        # Slurm 25.11.7 src/api/step_launch.c: info("Job step aborted: Waiting up to %d seconds for
+        # job step to finish.") (code index 42767948513, after a scancel).
+        ("srun: Job step aborted: Waiting up to 12 seconds for job step to finish.", "unknown", True),
+        # src/srun/allocate.c: info("Force Terminated %ps", msg) (the same thread).
+        ("srun: Force Terminated job 32779", "unknown", True),
+        # src/api/step_launch.c: error("Timed out waiting for job step to complete") (code index 27234431590).
+        ("  srun: error: Timed out waiting for job step to complete", "unknown", True),
+        # src/srun/srun_job.c: info("forcing job termination") (code index 20940807595).
+        ("srun: forcing job termination", "unknown", True),
+        # src/salloc/salloc.c: "Job %u has exceeded its time limit and its allocation has been
+        # revoked." (code index 48498618144).
+        ("salloc: Job 1962228 has exceeded its time limit and its allocation has been revoked.", "scheduler", True),
+        # bash's job status of a job a signal ended (strsignal text padded to a column).
+        # code index 35808133980 (after `terminate called after throwing ...`):
+        (
+            '/home/mobile/hashkat/run.sh: line 80:  4026 Aborted                 (core dumped) "$HASHKAT/build/src/hashkat" $args',
+            "unknown",
+            True,
+        ),
+        # code index 59087999424 (SIGILL: a binary built for another CPU):
+        (
+            "/bin/bash: line 1:   137 Illegal instruction     (core dumped) ./flow_server --config node_config",
+            "system_software",
+            True,
+        ),
+        # code index 56835017795 (SIGFPE: integer division by zero):
+        ("./install.sh: line 332: 14075 Floating point exception(core dumped) $install_prog $@", "application", False),
+    ],
+)
+def test_an_end_notice_alone_is_a_failure(line: str, category: str, retryable: bool) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+
+
+def test_srun_noticing_a_signal_is_not_a_failure() -> None:
+    # src/srun/srun_job.c: info("got SIGCONT") (code index 20940807595): srun passes signals on.
+    assert diagnose("srun: got SIGCONT\n").symptom == "none"
+
+
+def test_the_step_abort_is_a_cascade_of_the_task_that_failed() -> None:
+    # Code index 9440879573: the memory limit is the cause, srun's abort and the task kill follow.
+    log = (
+        "slurmstepd: error: Step 1594750.0 exceeded memory limit (6776728 > 6291456), being killed\n"
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.\n"
+        "srun: error: node008: task 0: Killed\n"
+    )
+    result = diagnose(log)
+    assert (result.category, result.retryable) == ("out_of_memory", False)
