@@ -83,8 +83,11 @@ def status_fact(text: str) -> Fact | None:
 # The errno an OSError prints (`[Errno 113] No route to host`, `[Errno -2]` for the resolver's
 # codes), c10d's socket errors (`errno: 110 - Connection timed out`, `code: -98, name: EADDRINUSE`),
 # or, for a generic class (Gloo raises `RuntimeError: No route to host`), the system's message
-# for an errno ending the line.
+# for an errno ending the line. PyTorch's shared-memory allocator prints the message and then the
+# number (`unable to mmap 1024 bytes from file </torch_1_2>: Cannot allocate memory (12)`): read
+# only when the two agree.
 _ERRNO = re.compile(r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b")
+_MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
 _TAIL = re.compile(r"(?:^|[:\]] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*$")
 
 
@@ -93,6 +96,8 @@ def errno_fact(text: str) -> Fact | None:
     table = lookup("errno")
     if m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3))
+    elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1))):
+        fact = found if found is table.get(m.group(2)) else None
     elif m := _TAIL.search(text):
         fact = _errno_messages().get(m.group(1))
     else:

@@ -63,3 +63,19 @@ BRACKETED = [
 @pytest.mark.parametrize(("text", "expected"), BRACKETED)
 def test_a_cuda_error_named_in_brackets_reads_the_runtimes_message(text: str, expected: tuple[str, str, bool]) -> None:
     assert verdict(text) == expected
+
+
+NCCL_NUMBERED = [
+    # Tencent-Hunyuan/HunyuanVideo#114: all_to_all_single through torch/csrc/cuda/nccl.cpp's check
+    (
+        "[rank0]: RuntimeError: NCCL Error 2: unhandled system error (run with NCCL_DEBUG=INFO for details)",
+        ("nccl-system-error", "network", True),
+    ),
+    # pytorch/pytorch#11756: DataParallel's broadcast on four GPUs
+    ("RuntimeError: NCCL Error 1: unhandled cuda error", ("nccl-unhandled-cuda-error", "unknown", True)),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), NCCL_NUMBERED)
+def test_nccls_result_printed_with_its_number_reads_the_result(text: str, expected: tuple[str, str, bool]) -> None:
+    assert verdict(text) == expected

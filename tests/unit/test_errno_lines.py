@@ -34,6 +34,13 @@ LINES = [
     # facebookresearch/PyTorch-BigGraph#99 (pytorch/gloo#219): Gloo raises the system's message
     # as a RuntimeError while creating a TCPStore on a Slurm cluster
     ("Process ParameterServer-3:\n" + TRACEBACK + "RuntimeError: No route to host", "network", True),
+    # pytorch/pytorch#87861: share_memory_() of RL buffers; PyTorch's allocator prints strerror (errno)
+    (
+        '  File "/home/cloudam/miniconda3/lib/python3.9/site-packages/torch/storage.py", line 208, in share_memory_\n'
+        "RuntimeError: unable to mmap 29764 bytes from file </torch_10182_3020184674_63991>: Cannot allocate memory (12)",
+        "out_of_memory",
+        False,
+    ),
 ]
 
 
@@ -57,3 +64,5 @@ def test_every_form_of_an_errno_reads_the_same_entry() -> None:
     # a message that is not an errno's, or a lower-case phrase inside another message, reads none
     assert errno_fact("RuntimeError: something odd happened") is None
     assert errno_fact("RuntimeError: CUDA error: invalid argument") is None
+    # a message and a number read together only when they are the same errno's
+    assert errno_fact("unable to mmap 8 bytes: Cannot allocate memory (28)") is None
