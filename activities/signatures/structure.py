@@ -40,8 +40,15 @@ PATTERNS = [
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
     # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
     ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
+    # Last, so an exception line that names another class is read as the exception line.
+    # A logger's record that names the class of the exception whose traceback it then prints
+    # (`logger.warning(..., exc_info=True)`): torchelastic's "The node 'n' has failed to shutdown
+    # the rendezvous 'r' due to an error of type RendezvousConnectionError." When the log is cut
+    # before the traceback's own exception line, the class it named is the one that was raised.
+    ("struct:named", r"\b(?:an? )?(?:error|exception) of type (?P<exc>" + _CLASS + r")\b"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
+NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
 
 
 @dataclass(frozen=True)
@@ -144,6 +151,7 @@ class _Open:
 
     start: LineMatch
     raised: LineMatch | None = None
+    named: LineMatch | None = None  # the record just before the header named the class
 
 
 class Tracebacks:
@@ -151,11 +159,19 @@ class Tracebacks:
 
     def __init__(self) -> None:
         self._open: dict[tuple[int | None, str | None], _Open] = {}
+        self._named: dict[tuple[int | None, str | None], LineMatch] = {}
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
+        if match.pattern == "struct:named":
+            self._named[writer] = match
+            if len(self._named) > 4096:
+                self._named.pop(next(iter(self._named)))
+            return None
         if match.pattern == "struct:traceback":
-            self._open[writer] = _Open(match)
+            named = self._named.pop(writer, None)
+            near = named is not None and match.line - named.line <= NAMED_SPAN
+            self._open[writer] = _Open(match, named=named if near else None)
             if len(self._open) > 4096:  # a writer per rank: bounded even on a huge job
                 self._open.pop(next(iter(self._open)))
             return None
@@ -184,9 +200,9 @@ class Tracebacks:
         for tb in self._open.values():
             if tb.start.line <= after:
                 continue
-            if tb.raised is not None:
-                name = tb.raised.groups.get("exc", "")
-                found.append(Uncaught(tb.raised, name, exception_fact(name), traceback=True))
+            if (told := tb.raised or tb.named) is not None:
+                name = told.groups.get("exc", "")
+                found.append(Uncaught(told, name, exception_fact(name), traceback=True))
             else:
                 found.append(Uncaught(tb.start, "", None, traceback=True))
         return found

@@ -1,0 +1,40 @@
+"""A logger's record that names the class of the exception whose traceback follows: when the log is
+cut before the traceback's own exception line, that class decides (real lines, with sources)."""
+
+from __future__ import annotations
+
+from recovery.activities.signatures.diagnosis import LogDiagnoser
+
+# https://github.com/kubeflow/trainer/issues/2041 (the dev corpus's excerpt): a PyTorchJob elastic
+# worker's rendezvous shutdown fails; the thread's log stops at the traceback header.
+RECORD = (
+    "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node"
+    " 'elastic-example-imagenet-worker-1_17_0' has failed to shutdown the rendezvous 'none' due to an error of"
+    " type RendezvousConnectionError."
+)
+
+
+def diagnose(text: str) -> tuple[str, bool | None, str]:
+    diagnoser = LogDiagnoser()
+    diagnoser.feed((text + "\n").encode())
+    diagnoser.finish()
+    found = diagnoser.diagnosis()
+    return found.category, found.retryable, found.explanation
+
+
+def test_the_class_the_record_named_decides_a_cut_traceback() -> None:
+    category, retryable, explanation = diagnose(
+        "INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group\n\n\n"
+        + RECORD
+        + "\nTraceback (most recent call last):"
+    )
+    assert (category, retryable) == ("network", True)
+    assert "RendezvousConnectionError" in explanation
+
+
+def test_a_record_far_from_the_traceback_names_nothing() -> None:
+    # the same excerpt's agent line, repeated: the record no longer introduces the traceback
+    filler = "\n".join(["INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous'ing worker group"] * 5)
+    category, _, explanation = diagnose(RECORD + "\n" + filler + "\nTraceback (most recent call last):")
+    assert "RendezvousConnectionError" not in explanation
+    assert category == "unknown"
