@@ -56,3 +56,14 @@ def test_a_bus_error_that_names_shared_memory_is_the_nodes_setting() -> None:
         " dataloader's workers are out of shared memory. Please try to raise your shared memory limit."
     )
     assert verdict(line)[1:] == ("system_software", False)
+
+
+def test_zeros_rejection_of_the_setup_is_the_programs() -> None:
+    # OptimalScale/LMFlow#470: DeepSpeed's engine raises it for ZeRO-Offload with transformers' AdamW
+    log = (
+        '  File "/home/mahongli/anaconda3/envs/lmflow/lib/python3.9/site-packages/deepspeed/runtime/engine.py",'
+        " line 1281, in _configure_optimizer\n    raise ZeRORuntimeException(msg)\n"
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: You are using ZeRO-Offload with a client provided"
+        " optimizer (<class 'transformers.optimization.AdamW'>) which in most cases will yield poor performance."
+    )
+    assert verdict(TRACEBACK + log)[1:] == ("application", False)
