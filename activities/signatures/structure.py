@@ -80,6 +80,40 @@ def status_fact(text: str) -> Fact | None:
     )
 
 
+# The errno an OSError prints (`[Errno 113] No route to host`, `[Errno -2]` for the resolver's
+# codes), c10d's socket errors (`errno: 110 - Connection timed out`, `code: -98, name: EADDRINUSE`),
+# or, for a generic class (Gloo raises `RuntimeError: No route to host`), the system's message
+# for an errno ending the line. PyTorch's shared-memory allocator prints the message and then the
+# number (`unable to mmap 1024 bytes from file </torch_1_2>: Cannot allocate memory (12)`): read
+# only when the two agree.
+_ERRNO = re.compile(r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b")
+_MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
+_TAIL = re.compile(r"(?:^|[:\]] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*$")
+
+
+def errno_fact(text: str) -> Fact | None:
+    """What the message's errno says, for a class whose message decides (a bare OSError)."""
+    table = lookup("errno")
+    if m := _ERRNO.search(text):
+        fact = table.get(m.group(1) or m.group(2) or m.group(3))
+    elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1))):
+        fact = found if found is table.get(m.group(2)) else None
+    elif m := _TAIL.search(text):
+        fact = _errno_messages().get(m.group(1))
+    else:
+        fact = None
+    if fact is None:
+        return None
+    what = f"{fact.description} (the errno of the message)"
+    return Fact(fact.name, what, fact.category, fact.retryable, fact.cascade)
+
+
+@cache
+def _errno_messages() -> dict[str, Fact]:
+    table = lookup("errno")
+    return {str(e["message"]): f for e in table.table.entries if (f := table.get(str(e["name"]))) is not None}
+
+
 # A name's words: runs of capitals before a capitalised word (`NVML` in `NVMLError`), capitalised
 # or lower-case words, digits; underscores and dots separate.
 _WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z]|[^A-Za-z]|$)|[A-Z]?[a-z]+|\d+")
@@ -138,7 +172,7 @@ class Tracebacks:
         if (inner := match.groups.get("inner")) and (fact is None or fact.cascade):
             name, fact = inner, exception_fact(inner)  # a wrapper speaks for what it wraps
         if fact is not None and fact.fields is not None and fact.fields.get("by_message"):
-            fact = status_fact(match.text) or fact
+            fact = status_fact(match.text) or errno_fact(match.text) or fact
         opened = self._open.pop(writer, None)
         closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
         return Uncaught(match, name, fact, traceback=closes)

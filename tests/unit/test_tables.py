@@ -32,6 +32,7 @@ FAMILIES = {
     "slurm-errors",
     "status-codes",
     "exception-words",
+    "errno",
 }
 
 
