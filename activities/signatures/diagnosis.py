@@ -38,6 +38,8 @@ from functools import cache
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
 from recovery.activities.signatures.pace import LogPace
+from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
+from recovery.activities.signatures.phases import STUCK, Phases
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
     HEALTHY,
@@ -91,7 +93,9 @@ RENDEZVOUS_PATTERNS = [
     # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
     ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
 ]
-EXTRA_PATTERNS = ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS + RENDEZVOUS_PATTERNS
+EXTRA_PATTERNS = (
+    ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS + RENDEZVOUS_PATTERNS + PHASE_PATTERNS
+)
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
@@ -165,6 +169,7 @@ class LogDiagnoser:
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         self._details: list[int] = []  # lines of `Last error:` headers
         self._rendezvous = RankMapping()
+        self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -209,7 +214,11 @@ class LogDiagnoser:
             self._add_candidate(best, siblings=[m for m in signatures if m is not best])
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
+        for phase in (m for m in matches if m.pattern.startswith("phase:")):
+            self._phases.line(phase)
         if signatures or structure:
+            return None
+        if all(m.pattern.startswith("phase:") for m in matches):
             return None
         if matches[0].pattern.startswith("rdzv:"):
             self._rendezvous.line(matches[0])
@@ -293,6 +302,7 @@ class LogDiagnoser:
     def _progress(self, record: ProgressRecord) -> ProgressRecord:
         self.progress_lines += 1
         self.last_progress = record
+        self._phases.progress()
         self._survive(record.step)
         if record.step is not None:
             self.max_step = max(self.max_step, record.step)
@@ -319,6 +329,8 @@ class LogDiagnoser:
         pool = self._tiers()
         if pool:
             return self._explain(_winner(pool, self._details))
+        if (stuck := self._phases.stuck(self.scanner.lines)) is not None:
+            return self._explain(_Candidate(stuck, STUCK, line_context(stuck.text), self.max_step))
         slowdown = self._pace.verdict()
         if slowdown is None and straggling is not None:
             slowdown = self._pace.slowdown(straggling)

@@ -90,13 +90,22 @@ def _named(host: str) -> bool:
     return any(c.isdigit() for c in host)
 
 
+# A module-qualified exception class before its message (`torch._C._distributed_c10d.DistBackendError: ...`)
+# looks like a pdsh prefix with a digit in it: a private module (`._C`) or a class name ends it.
+_QUALIFIED_CLASS = re.compile(r"\._|(?:Error|Exception|Warning|Exit|Interrupt|Failure)$")
+
+
+def _pdsh_host(host: str) -> bool:
+    return _named(host) and _QUALIFIED_CLASS.search(host) is None
+
+
 def line_context(text: str) -> LineContext:
     head = text[:_HEAD]
     rank: int | None = None
     host: str | None = None
     if m := _SRUN.match(head):
         rank, head = int(m.group(1)), head[m.end() :]
-    elif ((m := _PDSH.match(head)) and _named(m.group(1))) or (m := _RAY.match(head)):
+    elif ((m := _PDSH.match(head)) and _pdsh_host(m.group(1))) or (m := _RAY.match(head)):
         host, head = m.group(1).removeprefix(_STEPD) or m.group(1), head[m.end() :]
     if rank is None and (
         m := _RANK.search(head) or _MESSAGE_RANK.search(head) or _ENGINE_RANK.search(head) or _TAGGED_RANK.search(head)

@@ -35,6 +35,10 @@ PATTERNS = [
     # IPython and Jupyter (IPython.core.ultratb.VerboseTB) print the class first, padded, on the
     # header of an uncaught exception's traceback: `IndexError      Traceback (most recent call last)`.
     ("struct:ipython", r"^(?P<exc>" + _CLASS + r")\s{2,}Traceback \(most recent call last\)"),
+    # VS Code's Python debugger (debugpy) stops on an uncaught exception and shows `Exception has
+    # occurred: ScannerError`, the message on the next lines, then the frames: users paste it
+    # as the log. The class is unqualified and named as its author chose.
+    ("struct:ipython", r"^Exception has occurred: (?P<exc>(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*)\s*$"),
     # A frame's source line that raises: when a log is cut off before the exception line, the
     # last one names the class the traceback was about to print.
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
@@ -183,7 +187,8 @@ class Tracebacks:
         name = match.groups.get("exc", "")
         fact = exception_fact(name)
         if match.pattern == "struct:ipython":
-            # IPython prints this header only for an exception that left the cell uncaught.
+            # IPython prints this header only for an exception that left the cell uncaught (and
+            # the debugger's header, by default, only for one that left the program).
             return Uncaught(match, name, fact, traceback=True)
         if (inner := match.groups.get("inner")) and (fact is None or fact.cascade):
             name, fact = inner, exception_fact(inner)  # a wrapper speaks for what it wraps

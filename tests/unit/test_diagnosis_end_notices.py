@@ -68,3 +68,17 @@ def test_the_step_abort_is_a_cascade_of_the_task_that_failed() -> None:
     )
     result = diagnose(log)
     assert (result.category, result.retryable) == ("out_of_memory", False)
+
+
+def test_the_debuggers_uncaught_exception_header_is_a_failure_of_its_class() -> None:
+    # github.com/ChenhongyiYang/QueryDet-PyTorch/issues/67: VS Code's debugger stopped on it.
+    log = (
+        "Exception has occurred: ScannerError\n"
+        "mapping values are not allowed here\n"
+        '  in "/home/xxx/project/QueryDet-PyTorch-main/models/config.py", line 5, column 29\n'
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "application", False)
+    # Code index 21978750092: a class no table knows is still a failure.
+    log = "Exception has occurred: RuntimeError\nFailed to use '0' as HackRF device index: not enough devices\n"
+    assert diagnose(log).symptom == "crash"

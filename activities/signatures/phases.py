@@ -1,0 +1,119 @@
+"""Stuck without an error line: a log that ends inside a phase its program announces but never finishes.
+
+A job that hangs often prints nothing wrong: every rank says it is joining the process group and
+then nothing follows, or ranks report that they still wait for the others, or someone dumped the
+stacks of the stuck processes. When such a phase is open at the log's end, and no error line and
+no progress explain the log, the job was stuck there (a `hang`, cause unknown).
+
+Openers and closers, as their sources print them:
+
+- Lightning (lightning/fabric/utilities/distributed.py `_init_dist_connection`, older
+  pytorch_lightning ddp plugins): `Initializing distributed: GLOBAL_RANK: r, MEMBER: m/n` on
+  every rank before `torch.distributed.init_process_group`, then on rank 0 only (rank_zero_info)
+  `All distributed processes registered. Starting with n processes` once every rank joined. So
+  only rank 0's line opens the phase: another rank's log would never show it closed.
+- PyTorch's store-based barrier (torch/distributed/distributed_c10d.py `_store_based_barrier`):
+  `Waiting in store based barrier to initialize process group for rank: ...` after each 10 s of
+  waiting while ranks are missing, `Rank r: Completed store-based barrier for key:... with n
+  nodes.` on exit. Its entry line (`Added key: ... to store for rank: r`) opens nothing: every
+  healthy start prints it, and a log cut just after it shows no waiting.
+- A watchdog's stack dump: CPython's faulthandler.dump_traceback_later prints `Timeout (0:05:00)!`
+  when its deadline passes, then every thread's stack. A dump alone (a registered signal, py-spy,
+  one after `Fatal Python error:`, which is a failure of its own) says nothing of being stuck: a
+  healthy run gets profiled too.
+
+Any progress line (a step reported) closes every phase: the run got past it.
+"""
+
+from __future__ import annotations
+
+from recovery.activities.signatures.catalog import Signature
+from recovery.activities.signatures.scanner import LineMatch
+
+OPEN = "phase:open"
+CLOSE = "phase:close"
+MORE = "phase:more"  # a line that belongs to an open phase's output (a frame of a stack dump)
+# Each phase has a name (the `phase` group, else the pattern's own): a closer ends the phase of
+# its name, and once ended a phase does not reopen until progress shows a new attempt (every
+# rank adds its barrier key before any rank completes the barrier, but their lines interleave).
+PATTERNS = [
+    # Rank 0's: only rank 0 prints the closer, so another rank's log never shows it.
+    (OPEN, r"(?P<init>[Ii]nitializing (?:distributed|ddp)): GLOBAL_RANK: 0, MEMBER: 1/\d+"),
+    (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
+    # faulthandler.dump_traceback_later's deadline passed (Modules/faulthandler.c: "Timeout (%s)!"
+    # with H:MM:SS[.us]), then the stacks of every thread.
+    (OPEN, r"^(?:\[rank\d+\]:)?(?P<dump>Timeout) \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
+    # faulthandler's thread header and frame (`  File "x.py", line 324 in wait`: no comma, unlike a traceback's)
+    # and py-spy's (`    fetchall (sqlalchemy/engine/cursor.py:1197)`).
+    (MORE, r"^(?:\[rank\d+\]:)?Thread 0x[0-9a-f]+ \(most recent call first\):"),
+    (MORE, r"^(?:\[rank\d+\]:)?\s+File \"[^\"]+\", line \d+ in [\w<>]+\s*$"),
+    (MORE, r"^\s+[\w<>.]+ \([\w./<>-]+\.py:\d+\)\s*$"),
+    (CLOSE, r"All distributed processes (?P<init>registered)\. Starting with \d+ processes"),
+    (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
+    # Lightning's model summary, printed once the process group is up and fitting starts.
+    (CLOSE, r"^\s*[\d.]+ ?[KMBT]?\s+(?P<init>Trainable) params"),
+]
+# The log must end this close to the phase's last line: a stuck job prints nothing more, and a
+# log that goes on after it (other output, a later phase) was not stuck there.
+TAIL_LINES = 10
+
+STUCK = Signature.model_construct(
+    id="stuck-in-phase",
+    description=(
+        "the log ends inside a phase that never finished (process-group setup, a store-based "
+        "barrier, or a dump of stuck processes' stacks) and shows no error: the job hung there"
+    ),
+    pattern="",
+    symptom="hang",
+    category="unknown",
+    retryable=True,
+    cascade=True,  # a hang whose cause the log does not show names no culprit
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+
+class Phases:
+    """The phases a log is in: the first line of each phase still open, and the latest phase line."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, LineMatch] = {}
+        self.ended: set[str] = set()
+        self.last_line = 0
+
+    def line(self, match: LineMatch) -> None:
+        if match.pattern == MORE:
+            if self.open:
+                self.last_line = match.line
+            return
+        name = _name(match)
+        if match.pattern == CLOSE:
+            if name == "barrier":  # an older PyTorch names no key: every barrier is done
+                self.ended.update(n for n in self.open if n.startswith("barrier"))
+            self.ended.add(name)
+            self.open = {n: m for n, m in self.open.items() if n not in self.ended}
+        elif name not in self.ended:
+            self.open.setdefault(name, match)
+            self.last_line = match.line
+
+    def progress(self) -> None:
+        """The run got past every phase; a later one is a new attempt's."""
+        self.open.clear()
+        self.ended.clear()
+
+    def stuck(self, lines: int) -> LineMatch | None:
+        """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
+        of the last phase line."""
+        if not self.open or lines - self.last_line > TAIL_LINES:
+            return None
+        return min(self.open.values(), key=lambda m: m.line)
+
+
+def _name(match: LineMatch) -> str:
+    for group in ("barrier", "init", "dump"):
+        if group in match.groups:
+            value = match.groups[group]
+            return f"barrier:{value}" if group == "barrier" and value else group
+    return match.pattern
