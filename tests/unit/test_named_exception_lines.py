@@ -38,3 +38,14 @@ def test_a_record_far_from_the_traceback_names_nothing() -> None:
     category, _, explanation = diagnose(RECORD + "\n" + filler + "\nTraceback (most recent call last):")
     assert "RendezvousConnectionError" not in explanation
     assert category == "unknown"
+
+
+def test_the_further_words_of_real_class_names() -> None:
+    from recovery.activities.signatures.structure import exception_fact
+
+    # fsspec/s3fs#597: botocore's HTTPClientError (an HTTP client failure talking to S3)
+    http = exception_fact("botocore.exceptions.HTTPClientError")
+    assert http is not None and (http.category, http.retryable) == ("network", True)
+    # google-api-core's status classes are named for the status (absl's DEADLINE_EXCEEDED)
+    deadline = exception_fact("google.api_core.exceptions.DeadlineExceeded")
+    assert deadline is not None and (deadline.category, deadline.retryable) == ("unknown", True)
