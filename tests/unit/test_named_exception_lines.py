@@ -49,3 +49,15 @@ def test_the_further_words_of_real_class_names() -> None:
     # google-api-core's status classes are named for the status (absl's DEADLINE_EXCEEDED)
     deadline = exception_fact("google.api_core.exceptions.DeadlineExceeded")
     assert deadline is not None and (deadline.category, deadline.retryable) == ("unknown", True)
+
+
+def test_standard_library_classes_named_without_an_error_word() -> None:
+    # NVIDIA/earth2studio#217: a model package that is not the zip archive it should be
+    category, retryable, explanation = diagnose(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/zipfile.py", line 1369, in _RealGetContents\n'
+        '    raise BadZipFile("File is not a zip file")\n'
+        "zipfile.BadZipFile: File is not a zip file"
+    )
+    assert (category, retryable) == ("application", False)
+    assert "BadZipFile" in explanation
