@@ -29,14 +29,27 @@ from recovery.activities.signatures.tables import Fact, lookup
 _PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \")*"
 # A class: dotted module path, then a capitalised name of the kinds exceptions are named, with
 # the `_Name` tail of classes generated per error code (pynvml's `NVMLError_GpuIsLost`).
-# Also the few standard-library classes a training log ends in whose names carry none of those
-# words: zipfile's BadZipFile (a checkpoint or download that is not the archive it should be) and
-# queue's Empty (a DataLoader's or a pool's get that timed out), always module-qualified so a bare
-# word is not taken for a class.
-_CLASS = (
-    r"(?:(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_[A-Z]\w*)?"
-    r"|zipfile\.BadZip[Ff]ile|_?queue\.Empty)"
+_SUFFIXED = (
+    r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_[A-Z]\w*)?"
 )
+
+
+def _known_unsuffixed() -> list[str]:
+    """The module-qualified classes the exceptions table knows whose names carry none of those
+    words (zipfile.BadZipFile, queue.Empty, socket.gaierror, subprocess.TimeoutExpired,
+    concurrent.futures.process.BrokenProcessPool, torch._dynamo.exc.Unsupported, ...): the table
+    knows them, so a line that ends in one is read too. Only qualified names, so that a bare word
+    (`Empty`, `Unsupported`) on a line is not taken for a class."""
+    suffixed = re.compile(_SUFFIXED + r"$")
+    found: set[str] = set()
+    for entry in lookup("exceptions").table.entries:
+        for name in [str(entry["name"]), *entry.get("names", ())]:
+            if "." in name and not name.startswith(("builtins.", "c10::")) and not suffixed.match(name):
+                found.add(name)
+    return sorted(found, key=lambda n: (-len(n), n))
+
+
+_CLASS = "(?:" + _SUFFIXED + "|" + "|".join(re.escape(n) for n in _known_unsuffixed()) + ")"
 PATTERNS = [
     ("struct:traceback", r"Traceback \(most recent call last\):"),
     # IPython and Jupyter (IPython.core.ultratb.VerboseTB) print the class first, padded, on the

@@ -61,3 +61,15 @@ def test_standard_library_classes_named_without_an_error_word() -> None:
     )
     assert (category, retryable) == ("application", False)
     assert "BadZipFile" in explanation
+
+
+def test_a_qualified_class_the_table_knows_is_read_without_an_error_word() -> None:
+    # maxpumperla/elephas#167: the parameter server's own host name did not resolve (macOS)
+    category, retryable, explanation = diagnose(
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.7/site-packages/elephas/utils/sockets.py", line 21, in determine_master\n'
+        '    return gethostbyname(gethostname()) + ":" + str(port)\n'
+        "socket.gaierror: [Errno 8] nodename nor servname provided, or not known"
+    )
+    assert (category, retryable) == ("network", True)
+    assert "socket.gaierror" in explanation
