@@ -90,3 +90,17 @@ def test_nvidia_smi_without_a_driver_is_the_nodes_software() -> None:
         "NVIDIA-SMI has failed because it couldn\u2018t communicate with the NVIDIA driver.",
     ]:
         assert verdict(line) == ("nvidia-smi-no-driver", "system_software", True)
+
+
+HOROVOD = [
+    # horovod/horovod#3618: Horovod's NCCL allreduce on A100s, raised as HorovodInternalError
+    "    raise HorovodInternalError(e)\n"
+    "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error",
+    # horovod/horovod#610: the same check surfacing through TensorFlow's op
+    "tensorflow.python.framework.errors_impl.UnknownError: ncclCommInitRank failed: unhandled cuda error",
+]
+
+
+@pytest.mark.parametrize("text", HOROVOD)
+def test_horovods_nccl_failure_reads_the_nccl_result(text: str) -> None:
+    assert verdict(text) == ("nccl-unhandled-cuda-error", "unknown", True)
