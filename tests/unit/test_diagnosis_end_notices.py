@@ -82,3 +82,19 @@ def test_the_debuggers_uncaught_exception_header_is_a_failure_of_its_class() -> 
     # Code index 21978750092: a class no table knows is still a failure.
     log = "Exception has occurred: RuntimeError\nFailed to use '0' as HackRF device index: not enough devices\n"
     assert diagnose(log).symptom == "crash"
+
+
+def test_rays_memory_monitor_kill_message_cut_after_any_of_its_parts_is_out_of_memory() -> None:
+    # github.com/hiyouga/LlamaFactory/issues/9258 (the line cut after "memory used" in the thread),
+    # and Ray's grouping policy's message (code index 54561742029).
+    for line, node in (
+        (
+            "Memory on the node (IP: 10.1.180.84, ID: ba65c80c8aec6b1c406693f640c53f85422d4d73b069747d69875d42)"
+            " where the task (task ID: d221d26232c9bae05def6a6d00dbd292d4fc77cc01000000, name=head, rank=0,,"
+            " pid=4503, memory used",
+            ["10.1.180.84"],
+        ),
+        ("running low on memory. Memory on the node (IP: 10.10.10.1) was 110.41GB /", ["10.10.10.1"]),
+    ):
+        result = diagnose(line + "\n")
+        assert (result.category, result.retryable, result.implicated.nodes) == ("out_of_memory", False, node)
