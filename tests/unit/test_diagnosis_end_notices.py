@@ -98,3 +98,28 @@ def test_rays_memory_monitor_kill_message_cut_after_any_of_its_parts_is_out_of_m
     ):
         result = diagnose(line + "\n")
         assert (result.category, result.retryable, result.implicated.nodes) == ("out_of_memory", False, node)
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # A platform on Kubeflow's training operator (code index 62304326317).
+        (
+            '{"overview":"PyTorchJob dlcymzh8p8f6818o failed because 1 Master replica(s) failed.",'
+            '"content":[{"time":"1772684043","pods":{"Master":[0]},"reason":"128"}]}',
+            "unknown",
+        ),
+        # The training operator's own test of its condition message (code index 29214527752).
+        ("XGBoostJob test-sgboostjob is failed because 2 Worker replica(s) failed.", "unknown"),
+        # Open MPI's TCP BTL help text (code index 18649329302): the peer died.
+        ("An MPI communication peer process has unexpectedly disconnected.  This", "network"),
+    ],
+)
+def test_a_launchers_notice_that_a_replica_or_peer_failed_is_a_failure(line: str, category: str) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, True)
+
+
+def test_an_operator_restarting_a_replica_is_not_the_end() -> None:
+    # The training operator's restart condition (code index 3299716247).
+    assert diagnose("TensorFlowJob the-job is restarting because some replica(s) failed.\n").symptom == "none"
