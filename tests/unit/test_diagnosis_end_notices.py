@@ -123,3 +123,16 @@ def test_a_launchers_notice_that_a_replica_or_peer_failed_is_a_failure(line: str
 def test_an_operator_restarting_a_replica_is_not_the_end() -> None:
     # The training operator's restart condition (code index 3299716247).
     assert diagnose("TensorFlowJob the-job is restarting because some replica(s) failed.\n").symptom == "none"
+
+
+def test_nccls_connect_warning_cut_short_is_still_a_network_failure() -> None:
+    # github.com/Oneflow-Inc/oneflow/issues/3586: the retries are INFO, the WARN (cut in the
+    # thread) is the failure.
+    log = (
+        "worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n"
+        "\n"
+        "worker:101542:101934 [0] include/socket.h:403 NCCL WARN Connect to f\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "network", True)
+    assert diagnose(log.rsplit("\n\n", 1)[0] + "\n").symptom == "none"
