@@ -135,4 +135,5 @@ def test_nccls_connect_warning_cut_short_is_still_a_network_failure() -> None:
     )
     result = diagnose(log)
     assert (result.symptom, result.category, result.retryable) == ("crash", "network", True)
-    assert diagnose(log.rsplit("\n\n", 1)[0] + "\n").symptom == "none"
+    # The retry alone is no failure of its own (a log that ends in retries: test_diagnosis_phases.py).
+    assert diagnose(log.rsplit("\n\n", 1)[0] + "\n").symptom != "crash"
