@@ -137,3 +137,17 @@ def test_nccls_connect_warning_cut_short_is_still_a_network_failure() -> None:
     assert (result.symptom, result.category, result.retryable) == ("crash", "network", True)
     # The retry alone is no failure of its own (a log that ends in retries: test_diagnosis_phases.py).
     assert diagnose(log.rsplit("\n\n", 1)[0] + "\n").symptom != "crash"
+
+
+def test_any_fatal_python_error_ends_the_process() -> None:
+    # CPython aborts after every "Fatal Python error:" (Py_FatalError). What CPython 3.11 prints
+    # here for ctypes.pythonapi.Py_FatalError(b"boom"), and the shutdown one of code index 34393709983.
+    for line in (
+        "Fatal Python error: boom",
+        "Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'>"
+        " at interpreter shutdown, possibly due to daemon threads",
+    ):
+        result = diagnose(line + "\nPython runtime state: finalizing (tstate=0x555a\n")
+        assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+    # The messages that say why keep their own reading.
+    assert diagnose("Fatal Python error: Cannot recover from stack overflow.\n").category == "application"
