@@ -2,12 +2,14 @@
 
     .venv/bin/python benchmarks/diagnosis_quality.py                 # everything
     .venv/bin/python benchmarks/diagnosis_quality.py --quality-only --misses
+    .venv/bin/python benchmarks/diagnosis_quality.py --quality-only --confusion
 
 1. `recovery diagnose` on `tests/corpus/` (README there): found, false alarms, retryable,
    category and culprit, for the development and the held-out part, side by side with "retry
    everything" (every log a retryable failure); then per labelled category, and the confusion
-   matrix of categories. `--misses` lists the development part's misses only: the held-out
-   part is never read for tuning.
+   matrix of categories. `--misses` lists the development part's misses only, `--confusion` the
+   development part's wrong (label -> diagnosed) category pairs and retryable verdicts, most
+   frequent first, with their files: the held-out part is never read for tuning.
 2. Stragglers: `benchmarks/straggler_quality.py` (recall by drop size, false alarms, delay).
 3. Throughput: `benchmarks/scan_throughput.py` (the scanner, `recovery diagnose` and GNU grep
    given the same catalog, on the same generated log, in one run).
@@ -32,7 +34,7 @@ def _retry_everything(scores: Scores, retryable_true: int) -> str:
     return f"{retryable_true / scores.failures:.2f}" if scores.failures else "-"
 
 
-def quality(show_misses: bool) -> None:
+def quality(show_misses: bool, show_confusion: bool = False) -> None:
     results: dict[str, Scores] = {}
     retry_all: dict[str, int] = {}
     for part in PARTS:
@@ -53,11 +55,30 @@ def quality(show_misses: bool) -> None:
         print(f"| {name} | " + " | ".join(cells) + f" | {base} | {goal} |")
     for part in PARTS:
         _per_category(part, results[part])
+    if show_confusion:
+        _confusion(results["dev"])
     if show_misses:
         print("\n## Misses in the development part\n")
         for item, result, why in results["dev"].misses:
             print(f"- {item.file}: {why}\n    label: {item.symptom}/{item.category}: {item.reason}")
             print(f"    got:   {result['symptom']}/{result['category']}: {result['explanation'][:200]}")
+
+
+def _confusion(s: Scores) -> None:
+    """The development part's wrong verdicts grouped by kind: which families to fix first."""
+    groups: dict[str, list[str]] = {}
+    for item, result, _ in s.misses:
+        if not item.failed or result["symptom"] == "none":
+            continue  # false alarms and missed failures: `--misses` lists them
+        if result["category"] != item.category:
+            groups.setdefault(f"category {item.category} -> {result['category']}", []).append(item.file)
+        if result["retryable"] is not item.retryable:
+            groups.setdefault(f"retryable {item.retryable} -> {result['retryable']}", []).append(item.file)
+    print("\n## Development part: wrong verdicts of found failures, by kind\n")
+    for kind, files in sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+        print(f"- {kind}: {len(files)}")
+        for file in files:
+            print(f"    {file}")
 
 
 def _per_category(part: str, s: Scores) -> None:
@@ -75,9 +96,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quality-only", action="store_true", help="only the corpus figures")
     parser.add_argument("--misses", action="store_true", help="list the development part's misses")
+    parser.add_argument(
+        "--confusion", action="store_true", help="the development part's wrong verdicts by kind, with their files"
+    )
     parser.add_argument("--size-mib", type=int, default=1024, help="throughput log size")
     args = parser.parse_args()
-    quality(args.misses)
+    quality(args.misses, args.confusion)
     if args.quality_only:
         return
     print("\n## Stragglers\n", flush=True)

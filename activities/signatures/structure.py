@@ -29,7 +29,27 @@ from recovery.activities.signatures.tables import Fact, lookup
 _PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \")*"
 # A class: dotted module path, then a capitalised name of the kinds exceptions are named, with
 # the `_Name` tail of classes generated per error code (pynvml's `NVMLError_GpuIsLost`).
-_CLASS = r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_[A-Z]\w*)?"
+_SUFFIXED = (
+    r"(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_[A-Z]\w*)?"
+)
+
+
+def _known_unsuffixed() -> list[str]:
+    """The module-qualified classes the exceptions table knows whose names carry none of those
+    words (zipfile.BadZipFile, queue.Empty, socket.gaierror, subprocess.TimeoutExpired,
+    concurrent.futures.process.BrokenProcessPool, torch._dynamo.exc.Unsupported, ...): the table
+    knows them, so a line that ends in one is read too. Only qualified names, so that a bare word
+    (`Empty`, `Unsupported`) on a line is not taken for a class."""
+    suffixed = re.compile(_SUFFIXED + r"$")
+    found: set[str] = set()
+    for entry in lookup("exceptions").table.entries:
+        for name in [str(entry["name"]), *entry.get("names", ())]:
+            if "." in name and not name.startswith(("builtins.", "c10::")) and not suffixed.match(name):
+                found.add(name)
+    return sorted(found, key=lambda n: (-len(n), n))
+
+
+_CLASS = "(?:" + _SUFFIXED + "|" + "|".join(re.escape(n) for n in _known_unsuffixed()) + ")"
 PATTERNS = [
     ("struct:traceback", r"Traceback \(most recent call last\):"),
     # IPython and Jupyter (IPython.core.ultratb.VerboseTB) print the class first, padded, on the
@@ -44,8 +64,15 @@ PATTERNS = [
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
     # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
     ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
+    # Last, so an exception line that names another class is read as the exception line.
+    # A logger's record that names the class of the exception whose traceback it then prints
+    # (`logger.warning(..., exc_info=True)`): torchelastic's "The node 'n' has failed to shutdown
+    # the rendezvous 'r' due to an error of type RendezvousConnectionError." When the log is cut
+    # before the traceback's own exception line, the class it named is the one that was raised.
+    ("struct:named", r"\b(?:an? )?(?:error|exception) of type (?P<exc>" + _CLASS + r")\b"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
+NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
 
 
 @dataclass(frozen=True)
@@ -148,6 +175,7 @@ class _Open:
 
     start: LineMatch
     raised: LineMatch | None = None
+    named: LineMatch | None = None  # the record just before the header named the class
 
 
 class Tracebacks:
@@ -155,11 +183,19 @@ class Tracebacks:
 
     def __init__(self) -> None:
         self._open: dict[tuple[int | None, str | None], _Open] = {}
+        self._named: dict[tuple[int | None, str | None], LineMatch] = {}
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
+        if match.pattern == "struct:named":
+            self._named[writer] = match
+            if len(self._named) > 4096:
+                self._named.pop(next(iter(self._named)))
+            return None
         if match.pattern == "struct:traceback":
-            self._open[writer] = _Open(match)
+            named = self._named.pop(writer, None)
+            near = named is not None and match.line - named.line <= NAMED_SPAN
+            self._open[writer] = _Open(match, named=named if near else None)
             if len(self._open) > 4096:  # a writer per rank: bounded even on a huge job
                 self._open.pop(next(iter(self._open)))
             return None
@@ -189,9 +225,9 @@ class Tracebacks:
         for tb in self._open.values():
             if tb.start.line <= after:
                 continue
-            if tb.raised is not None:
-                name = tb.raised.groups.get("exc", "")
-                found.append(Uncaught(tb.raised, name, exception_fact(name), traceback=True))
+            if (told := tb.raised or tb.named) is not None:
+                name = told.groups.get("exc", "")
+                found.append(Uncaught(told, name, exception_fact(name), traceback=True))
             else:
                 found.append(Uncaught(tb.start, "", None, traceback=True))
         return found

@@ -79,3 +79,14 @@ NCCL_NUMBERED = [
 @pytest.mark.parametrize(("text", "expected"), NCCL_NUMBERED)
 def test_nccls_result_printed_with_its_number_reads_the_result(text: str, expected: tuple[str, str, bool]) -> None:
     assert verdict(text) == expected
+
+
+def test_nvidia_smi_without_a_driver_is_the_nodes_software() -> None:
+    # ci-for-research/self-hosted-runners#40 (driver 440 installed, module not answering); the
+    # second as qixuema/envs#4 printed it, with a typographic apostrophe
+    for line in [
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest"
+        " NVIDIA driver is installed and running.",
+        "NVIDIA-SMI has failed because it couldn\u2018t communicate with the NVIDIA driver.",
+    ]:
+        assert verdict(line) == ("nvidia-smi-no-driver", "system_software", True)

@@ -41,3 +41,29 @@ LINES = [
 @pytest.mark.parametrize(("text", "signature"), LINES)
 def test_the_programs_own_failure_is_not_retried(text: str, signature: str) -> None:
     assert verdict(TRACEBACK + text) == (signature, "application", False)
+
+
+def test_a_bus_error_alone_does_not_say_its_cause() -> None:
+    # deepspeedai/DeepSpeed#2638 (the dev corpus's excerpt): UCX's handler right after NCCL set up
+    line = "[cf0b62962198:378934:0:382579] Caught signal 7 (Bus error: nonexistent physical address)"
+    assert verdict(line) == ("bus-error", "unknown", True)
+
+
+def test_a_bus_error_that_names_shared_memory_is_the_nodes_setting() -> None:
+    # hkchengrex/STCN#132: PyTorch's DataLoader (torch/csrc/DataLoader.cpp) says which
+    line = (
+        "RuntimeError: DataLoader worker (pid 46794) is killed by signal: Bus error. It is possible that"
+        " dataloader's workers are out of shared memory. Please try to raise your shared memory limit."
+    )
+    assert verdict(line)[1:] == ("system_software", False)
+
+
+def test_zeros_rejection_of_the_setup_is_the_programs() -> None:
+    # OptimalScale/LMFlow#470: DeepSpeed's engine raises it for ZeRO-Offload with transformers' AdamW
+    log = (
+        '  File "/home/mahongli/anaconda3/envs/lmflow/lib/python3.9/site-packages/deepspeed/runtime/engine.py",'
+        " line 1281, in _configure_optimizer\n    raise ZeRORuntimeException(msg)\n"
+        "deepspeed.runtime.zero.utils.ZeRORuntimeException: You are using ZeRO-Offload with a client provided"
+        " optimizer (<class 'transformers.optimization.AdamW'>) which in most cases will yield poor performance."
+    )
+    assert verdict(TRACEBACK + log)[1:] == ("application", False)
