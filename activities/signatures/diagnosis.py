@@ -39,7 +39,8 @@ from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
 from recovery.activities.signatures.pace import LogPace
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
-from recovery.activities.signatures.phases import STUCK, Phases
+from recovery.activities.signatures.phases import Phases
+from recovery.activities.signatures.phases import signature as phase_signature
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
     HEALTHY,
@@ -330,7 +331,7 @@ class LogDiagnoser:
         if pool:
             return self._explain(_winner(pool, self._details))
         if (stuck := self._phases.stuck(self.scanner.lines)) is not None:
-            return self._explain(_Candidate(stuck, STUCK, line_context(stuck.text), self.max_step))
+            return self._explain(_Candidate(stuck, phase_signature(stuck), line_context(stuck.text), self.max_step))
         slowdown = self._pace.verdict()
         if slowdown is None and straggling is not None:
             slowdown = self._pace.slowdown(straggling)

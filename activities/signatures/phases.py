@@ -48,6 +48,20 @@ PATTERNS = [
     (MORE, r"^(?:\[rank\d+\]:)?Thread 0x[0-9a-f]+ \(most recent call first\):"),
     (MORE, r"^(?:\[rank\d+\]:)?\s+File \"[^\"]+\", line \d+ in [\w<>]+\s*$"),
     (MORE, r"^\s+[\w<>.]+ \([\w./<>-]+\.py:\d+\)\s*$"),
+    # Connecting again and again to the rendezvous store or a peer: c10d's TCPStore client
+    # (TCPStore.cpp "TCP client failed to connect/validate to host %s:%d - retrying (try=%d, ...)"),
+    # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying"). Each attempt is a
+    # warning; a log that ends while they go on was stuck reaching that host. (c10d's socket.cpp
+    # "The client socket has failed to connect to [%s]:%d (errno: ...)" opens nothing: it also
+    # warns about each address family it tries on the way to one that works.)
+    (
+        OPEN,
+        r"(?P<connect>TCP client failed to connect/validate) to host (?P<peer>[^\s:\[\]]+|\[[^\]]+\]):\d+ - retrying",
+    ),
+    (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
+    (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
+    # The C++ stack c10 prints under a warning (`Exception raised from recvBytes at ...`, `frame #3: ...`).
+    (MORE, r"^(?:\[rank\d+\]:)?(?:frame #\d+: |Exception raised from \w+ at )"),
     (CLOSE, r"All distributed processes (?P<init>registered)\. Starting with \d+ processes"),
     (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
     # Lightning's model summary, printed once the process group is up and fitting starts.
@@ -68,6 +82,23 @@ STUCK = Signature.model_construct(
     category="unknown",
     retryable=True,
     cascade=True,  # a hang whose cause the log does not show names no culprit
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+CONNECTING = Signature.model_construct(
+    id="stuck-connecting",
+    description=(
+        "the log ends while this process keeps retrying to connect to the rendezvous store or a peer "
+        "(the host is down, unreachable or never started listening): the job hung there"
+    ),
+    pattern="",
+    symptom="hang",
+    category="network",
+    retryable=True,
+    cascade=True,  # the reporter waits; the host it cannot reach (its `peer`) is the place
     priority=-2,
     exclude=False,
     examples=(),
@@ -111,8 +142,13 @@ class Phases:
         return min(self.open.values(), key=lambda m: m.line)
 
 
+def signature(match: LineMatch) -> Signature:
+    """What being stuck in the phase `match` opened means."""
+    return CONNECTING if _name(match) == "connect" else STUCK
+
+
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "init", "dump"):
+    for group in ("barrier", "init", "dump", "connect"):
         if group in match.groups:
             value = match.groups[group]
             return f"barrier:{value}" if group == "barrier" and value else group

@@ -25,6 +25,9 @@ async def test_whatif_reads_failures_from_temporal(embedded: Embedded, client: C
     status = await runs.wait_result(client, spec.run_id)
     embedded.stop_workers()
     assert status is not None and status.run.state == "completed" and len(status.advice) == 2
+    # What the strict policy's verdict rests on: two hardware crashes, each restart counted.
+    seen = [(s.kind, d.category) for s, d in zip(status.symptoms, status.diagnoses, strict=True)]
+    assert seen == [("crash", "hardware")] * 2, (seen, [a.explanation for a in status.advice])
     strict = tmp_path / "strict.yaml"
     strict.write_text("name: strict\nbudgets: {hardware: 1}\n")
     events_before = len((await client.get_workflow_handle(spec.run_id).fetch_history()).events)
@@ -33,6 +36,7 @@ async def test_whatif_reads_failures_from_temporal(embedded: Embedded, client: C
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["failures"] == 2
+    assert len(result["changed"]) == 1, result
     (change,) = result["changed"]
     assert change["run"] == spec.run_id and change["attempt_index"] == 1
     assert (change["recorded"]["operation"], change["whatif"]["operation"]) == ("restart", "give_up")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from recovery.activities.signatures.diagnosis import LogDiagnoser
 from recovery.activities.signatures.prefixes import line_context
 
 
@@ -21,3 +22,23 @@ from recovery.activities.signatures.prefixes import line_context
 )
 def test_an_exception_class_before_its_message_is_not_a_pdsh_host(line: str) -> None:
     assert line_context(line).host is None
+
+
+def test_horovods_stalled_ranks_are_where_the_job_is_stuck() -> None:
+    # github.com/horovod/horovod/issues/1442 as the thread shows it (the console wrapped the first
+    # line): mpirun's rank-0 prefix is the reporter; the line under "Stalled ranks:" names rank 6
+    # (horovod/common/stall_inspector.cc's format).
+    log = (
+        "[1,0]<stderr>:[2019-10-09 15:36:43.594972: W horovod/common/stall_inspector.cc:105] One or more tensors"
+        " were submitted to be reduced, gathered or broadcasted by subset of ranks and are waiting for remaind\n"
+        "er of ranks for more than 60 seconds. This may indicate that different ranks are trying to submit"
+        " different tensors or that only subset of ranks is submitting tensors, which will cause deadlock.\n"
+        "[1,0]<stderr>:Stalled ranks:\n"
+        "[1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, horovod_allreduce.100,"
+        " horovod_allreduce.101, horovod_allreduce.102 ...]\n"
+    )
+    diagnoser = LogDiagnoser()
+    diagnoser.feed(log.encode())
+    diagnoser.finish()
+    result = diagnoser.diagnosis()
+    assert (result.symptom, result.implicated.ranks) == ("hang", [6])

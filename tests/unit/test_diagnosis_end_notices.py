@@ -82,3 +82,72 @@ def test_the_debuggers_uncaught_exception_header_is_a_failure_of_its_class() -> 
     # Code index 21978750092: a class no table knows is still a failure.
     log = "Exception has occurred: RuntimeError\nFailed to use '0' as HackRF device index: not enough devices\n"
     assert diagnose(log).symptom == "crash"
+
+
+def test_rays_memory_monitor_kill_message_cut_after_any_of_its_parts_is_out_of_memory() -> None:
+    # github.com/hiyouga/LlamaFactory/issues/9258 (the line cut after "memory used" in the thread),
+    # and Ray's grouping policy's message (code index 54561742029).
+    for line, node in (
+        (
+            "Memory on the node (IP: 10.1.180.84, ID: ba65c80c8aec6b1c406693f640c53f85422d4d73b069747d69875d42)"
+            " where the task (task ID: d221d26232c9bae05def6a6d00dbd292d4fc77cc01000000, name=head, rank=0,,"
+            " pid=4503, memory used",
+            ["10.1.180.84"],
+        ),
+        ("running low on memory. Memory on the node (IP: 10.10.10.1) was 110.41GB /", ["10.10.10.1"]),
+    ):
+        result = diagnose(line + "\n")
+        assert (result.category, result.retryable, result.implicated.nodes) == ("out_of_memory", False, node)
+
+
+@pytest.mark.parametrize(
+    ("line", "category"),
+    [
+        # A platform on Kubeflow's training operator (code index 62304326317).
+        (
+            '{"overview":"PyTorchJob dlcymzh8p8f6818o failed because 1 Master replica(s) failed.",'
+            '"content":[{"time":"1772684043","pods":{"Master":[0]},"reason":"128"}]}',
+            "unknown",
+        ),
+        # The training operator's own test of its condition message (code index 29214527752).
+        ("XGBoostJob test-sgboostjob is failed because 2 Worker replica(s) failed.", "unknown"),
+        # Open MPI's TCP BTL help text (code index 18649329302): the peer died.
+        ("An MPI communication peer process has unexpectedly disconnected.  This", "network"),
+    ],
+)
+def test_a_launchers_notice_that_a_replica_or_peer_failed_is_a_failure(line: str, category: str) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, True)
+
+
+def test_an_operator_restarting_a_replica_is_not_the_end() -> None:
+    # The training operator's restart condition (code index 3299716247).
+    assert diagnose("TensorFlowJob the-job is restarting because some replica(s) failed.\n").symptom == "none"
+
+
+def test_nccls_connect_warning_cut_short_is_still_a_network_failure() -> None:
+    # github.com/Oneflow-Inc/oneflow/issues/3586: the retries are INFO, the WARN (cut in the
+    # thread) is the failure.
+    log = (
+        "worker:101542:101934 [0] NCCL INFO Call to connect returned Connection timed out, retrying\n"
+        "\n"
+        "worker:101542:101934 [0] include/socket.h:403 NCCL WARN Connect to f\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("crash", "network", True)
+    # The retry alone is no failure of its own (a log that ends in retries: test_diagnosis_phases.py).
+    assert diagnose(log.rsplit("\n\n", 1)[0] + "\n").symptom != "crash"
+
+
+def test_any_fatal_python_error_ends_the_process() -> None:
+    # CPython aborts after every "Fatal Python error:" (Py_FatalError). What CPython 3.11 prints
+    # here for ctypes.pythonapi.Py_FatalError(b"boom"), and the shutdown one of code index 34393709983.
+    for line in (
+        "Fatal Python error: boom",
+        "Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stdout>'>"
+        " at interpreter shutdown, possibly due to daemon threads",
+    ):
+        result = diagnose(line + "\nPython runtime state: finalizing (tstate=0x555a\n")
+        assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+    # The messages that say why keep their own reading.
+    assert diagnose("Fatal Python error: Cannot recover from stack overflow.\n").category == "application"

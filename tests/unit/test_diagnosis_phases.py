@@ -102,3 +102,36 @@ def test_a_phase_long_before_the_logs_end_is_not_where_it_stuck() -> None:
     # log goes on (a line of Lightning's, code index 43876302881, as many times as a long log has).
     later = "Global seed set to 1265\n" * 50
     assert diagnose(INIT_ALONE + later).symptom == "none"
+
+
+def test_a_log_that_ends_while_the_store_client_retries_is_a_network_hang_at_that_host() -> None:
+    # github.com/TheTom/vllm-swift/issues/9 (the first frames of the C++ stack under the warning).
+    log = (
+        "[W426 16:56:01.831041000 TCPStore.cpp:347] [c10d] TCP client failed to connect/validate to host"
+        " 100.64.0.1:59782 - retrying (try=6, timeout=1800000ms, delay=5241ms): Connection reset by peer\n"
+        "Exception raised from recvBytes at /Users/runner/work/pytorch/pytorch/pytorch/torch/csrc/distributed/c10d/"
+        "Utils.hpp:680 (most recent call first):\n"
+        "frame #3: c10d::TCPStore::ping() + 200 (0x11b4f5738 in libtorch_cpu.dylib)\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.retryable) == ("hang", "network", True)
+    assert result.implicated.peers == ["100.64.0.1"] and result.implicated.nodes == []
+
+
+def test_nccl_connect_retries_end_when_its_communicator_is_up() -> None:
+    # NCCL's retry INFO (github.com/espnet/espnet/issues/1940) and an
+    # "Init COMPLETE" line (github.com/deepspeedai/DeepSpeedExamples/issues/310).
+    retry = "tj1-asr-train-v100-13:941227:943077 [0] NCCL INFO Call to connect returned Connection refused, retrying\n"
+    done = "gpu1:5022:5377 [1] NCCL INFO comm 0x4438f540 rank 1 nranks 8 cudaDev 1 busId 52000 - Init COMPLETE\n"
+    assert diagnose(retry * 3).symptom == "hang"
+    assert diagnose(retry * 3 + done).symptom == "none"
+
+
+def test_c10d_socket_connect_warnings_open_nothing() -> None:
+    # c10d warns for each address it tries before one works: a healthy NeMo job's line
+    # (github.com/NVIDIA-NeMo/Speech/issues/7351).
+    line = (
+        "[W socket.cpp:601] [c10d] The client socket has failed to connect to [ip-26-0-146-37]:22456"
+        " (errno: 22 - Invalid argument).\n"
+    )
+    assert diagnose(line).symptom == "none"
