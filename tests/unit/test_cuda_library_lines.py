@@ -5,16 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
-
+from tests.unit.real_lines import verdict
 
 LINES = [
     # deepseek-ai/DeepSeek-VL#30: torch 2.0.1 with CUDA 11.7/11.8 under Python 3.10 (fixed by

@@ -6,16 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
-
+from tests.unit.real_lines import verdict
 
 LINES = [
     # kodenii/Responsible-Visual-Editing#4: `sh make.sh` building an op; cpp_extension's message
