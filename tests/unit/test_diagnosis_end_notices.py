@@ -193,3 +193,23 @@ def test_any_fatal_python_error_ends_the_process() -> None:
 def test_a_shell_or_runtime_report_of_a_dead_process_is_a_failure(line: str, category: str, retryable: bool) -> None:
     result = diagnose(line + "\n")
     assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # github.com/deepspeedai/DeepSpeed/pull/854 (DeepSpeed's launcher, sigkill_handler).
+        "Killing subprocess 3232868",
+        # The same launcher with its logger's prefix (github.com/hiyouga/LlamaFactory/issues/251).
+        "[2023-07-26 15:19:24,960] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098",
+        # PyCharm's run console after a ZeroDivisionError (code index 19480405772).
+        "Process finished with exit code 1",
+    ],
+)
+def test_a_launcher_or_console_saying_the_child_failed_is_a_failure(line: str) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+
+
+def test_a_console_saying_the_program_succeeded_is_healthy() -> None:
+    assert diagnose("Process finished with exit code 0\n").symptom == "none"
