@@ -213,3 +213,23 @@ def test_a_launcher_or_console_saying_the_child_failed_is_a_failure(line: str) -
 
 def test_a_console_saying_the_program_succeeded_is_healthy() -> None:
     assert diagnose("Process finished with exit code 0\n").symptom == "none"
+
+
+IGNORED = (
+    # What CPython 3.11 here prints for an exception raised in a `__del__` (PyErr_WriteUnraisable):
+    # reported, ignored, and the program goes on.
+    "Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n"
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 4, in __del__\n'
+    "AttributeError: 'Loader' object has no attribute '_workers_status'\n"
+)
+
+
+def test_an_exception_python_reports_as_ignored_is_no_failure() -> None:
+    assert diagnose(IGNORED + "step 2 done\n").symptom == "none"
+
+
+def test_an_uncaught_exception_after_an_ignored_one_still_is() -> None:
+    uncaught = IGNORED.replace("Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n", "")
+    result = diagnose(IGNORED + uncaught)
+    assert (result.symptom, result.evidence[0].line) == ("crash", 7)
