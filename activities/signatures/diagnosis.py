@@ -207,6 +207,8 @@ class LogDiagnoser:
         structure = [m for m in matches if m.pattern.startswith("struct:")]
         if structure:
             self._structure(structure[0], recognised=bool(signatures))
+            if self._tracebacks.ignored_line == structure[0].line:
+                signatures = []  # the exception CPython reported as ignored: the program went on
         if signatures:
             # The more specific signature speaks for its line; between equals, a root cause before
             # a cascade (`Xid 45 ... caused by previous Xid 149` is both), then the one that names

@@ -70,6 +70,10 @@ PATTERNS = [
     # the rendezvous 'r' due to an error of type RendezvousConnectionError." When the log is cut
     # before the traceback's own exception line, the class it named is the one that was raised.
     ("struct:named", r"\b(?:an? )?(?:error|exception) of type (?P<exc>" + _CLASS + r")\b"),
+    # CPython's report of an exception it could not raise and ignored (PyErr_WriteUnraisable: a
+    # `__del__`, a weakref or atexit callback, a ctypes callback): "Exception ignored in: <obj>"
+    # (3.13: "Exception ignored while ..."), then the traceback. The program goes on.
+    ("struct:ignored", r"^" + _PREFIX + r"Exception ignored (?:in\b|on calling |while )"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
@@ -176,6 +180,7 @@ class _Open:
     start: LineMatch
     raised: LineMatch | None = None
     named: LineMatch | None = None  # the record just before the header named the class
+    ignored: bool = False  # CPython printed it as an exception it ignored (the program went on)
 
 
 class Tracebacks:
@@ -184,6 +189,8 @@ class Tracebacks:
     def __init__(self) -> None:
         self._open: dict[tuple[int | None, str | None], _Open] = {}
         self._named: dict[tuple[int | None, str | None], LineMatch] = {}
+        self._ignored: dict[tuple[int | None, str | None], int] = {}  # writer -> line of its notice
+        self.ignored_line = -1  # the last exception line that closed an ignored traceback
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
@@ -192,10 +199,16 @@ class Tracebacks:
             if len(self._named) > 4096:
                 self._named.pop(next(iter(self._named)))
             return None
+        if match.pattern == "struct:ignored":
+            self._ignored[writer] = match.line
+            if len(self._ignored) > 4096:
+                self._ignored.pop(next(iter(self._ignored)))
+            return None
         if match.pattern == "struct:traceback":
             named = self._named.pop(writer, None)
             near = named is not None and match.line - named.line <= NAMED_SPAN
-            self._open[writer] = _Open(match, named=named if near else None)
+            ignored = match.line - self._ignored.pop(writer, -NAMED_SPAN - 1) <= NAMED_SPAN
+            self._open[writer] = _Open(match, named=named if near else None, ignored=ignored)
             if len(self._open) > 4096:  # a writer per rank: bounded even on a huge job
                 self._open.pop(next(iter(self._open)))
             return None
@@ -216,6 +229,9 @@ class Tracebacks:
             fact = status_fact(match.text) or errno_fact(match.text) or fact
         opened = self._open.pop(writer, None)
         closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
+        if closes and opened is not None and opened.ignored:
+            self.ignored_line = match.line
+            return None
         return Uncaught(match, name, fact, traceback=closes)
 
     def unfinished(self, after: int) -> list[Uncaught]:
@@ -223,7 +239,7 @@ class Tracebacks:
         while a traceback was being printed. The class is the one its last frame raised, if any."""
         found = []
         for tb in self._open.values():
-            if tb.start.line <= after:
+            if tb.start.line <= after or tb.ignored:
                 continue
             if (told := tb.raised or tb.named) is not None:
                 name = told.groups.get("exc", "")

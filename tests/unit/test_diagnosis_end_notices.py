@@ -151,3 +151,85 @@ def test_any_fatal_python_error_ends_the_process() -> None:
         assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
     # The messages that say why keep their own reading.
     assert diagnose("Fatal Python error: Cannot recover from stack overflow.\n").category == "application"
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        # What GNU bash 5 prints here for a command in a script that died of SIGABRT, SIGILL and
+        # SIGFPE (no core dump: the strsignal text padded to its column, then the command).
+        ('bash: line 1:  3021 Aborted                 python3 -c "import os; os.abort()"', "unknown", True),
+        (
+            'bash: line 1:  3062 Illegal instruction     python3 -c "import os,signal; os.kill(os.getpid(), signal.SIGILL)"',
+            "system_software",
+            True,
+        ),
+        (
+            'bash: line 1:  3103 Floating point exceptionpython3 -c "import os,signal; os.kill(os.getpid(), signal.SIGFPE)"',
+            "application",
+            False,
+        ),
+        # zsh's own names (code index 37039773401, 12376909604, 26021877349).
+        ("zsh: illegal hardware instruction  python", "system_software", True),
+        (
+            "                                                 | 5/15 [02:32<05:36, 33.69s/it]zsh: killed     python3 commandR.py",
+            "unknown",
+            True,
+        ),
+        ("zsh: segmentation fault  python main.py", "unknown", True),
+        # Hydra's last line after the exception that ended the job (code index 22839117380).
+        ("Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.", "unknown", True),
+        # glibc's assert() in malloc, and zsh's job report after it (code index 33616273705).
+        (
+            "python: malloc.c:2379: sysmalloc: Assertion `(old_top == initial_top (av) && old_size == 0) ||"
+            " ((unsigned long) (old_size) >= MINSIZE && prev_inuse (old_top) &&"
+            " ((unsigned long) old_end & (pagesize - 1)) == 0)' failed.",
+            "unknown",
+            True,
+        ),
+        ("[1]    1603318 abort (core dumped)  ipython", "unknown", True),
+    ],
+)
+def test_a_shell_or_runtime_report_of_a_dead_process_is_a_failure(line: str, category: str, retryable: bool) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # github.com/deepspeedai/DeepSpeed/pull/854 (DeepSpeed's launcher, sigkill_handler).
+        "Killing subprocess 3232868",
+        # The same launcher with its logger's prefix (github.com/hiyouga/LlamaFactory/issues/251).
+        "[2023-07-26 15:19:24,960] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 45098",
+        # PyCharm's run console after a ZeroDivisionError (code index 19480405772).
+        "Process finished with exit code 1",
+    ],
+)
+def test_a_launcher_or_console_saying_the_child_failed_is_a_failure(line: str) -> None:
+    result = diagnose(line + "\n")
+    assert (result.symptom, result.category, result.retryable) == ("crash", "unknown", True)
+
+
+def test_a_console_saying_the_program_succeeded_is_healthy() -> None:
+    assert diagnose("Process finished with exit code 0\n").symptom == "none"
+
+
+IGNORED = (
+    # What CPython 3.11 here prints for an exception raised in a `__del__` (PyErr_WriteUnraisable):
+    # reported, ignored, and the program goes on.
+    "Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n"
+    "Traceback (most recent call last):\n"
+    '  File "<string>", line 4, in __del__\n'
+    "AttributeError: 'Loader' object has no attribute '_workers_status'\n"
+)
+
+
+def test_an_exception_python_reports_as_ignored_is_no_failure() -> None:
+    assert diagnose(IGNORED + "step 2 done\n").symptom == "none"
+
+
+def test_an_uncaught_exception_after_an_ignored_one_still_is() -> None:
+    uncaught = IGNORED.replace("Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n", "")
+    result = diagnose(IGNORED + uncaught)
+    assert (result.symptom, result.evidence[0].line) == ("crash", 7)
