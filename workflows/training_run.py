@@ -77,6 +77,9 @@ WAIT_FOR_CANCEL = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 # Histories from before the worker's observer replay their watches as they were: a heartbeat
 # timeout shared with the other activities, no safety timer, cancellation waited for.
 OBSERVER_PATCH = "observer-watch"
+# Histories from before recoveries saved round trips replay as they were: suspect_nodes as an
+# activity of its own, the node-history report awaited before the advice is recorded.
+ROUND_TRIPS_PATCH = "fewer-round-trips"
 
 
 @workflow.defn(name=TRAINING_RUN)
@@ -90,6 +93,8 @@ class TrainingRun:
         self._published: dict[str, Any] = {}
         self._log_end = 0
         self._budget_key = "unknown"
+        self._fewer_trips = False  # this recovery saves round trips (ROUND_TRIPS_PATCH)
+        self._report: workflow.ActivityHandle[str] | None = None  # the node-history report in flight
 
     # --- signals and query ---------------------------------------------------------------
 
@@ -186,6 +191,7 @@ class TrainingRun:
             return
         self._log_end = result.log_offset  # the successor's output starts here
         await self._recover(attempt, result)
+        await self._reported()
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
         """The watch result, or None when a cancel signal arrived first."""
@@ -254,6 +260,9 @@ class TrainingRun:
         self._set_state(RunState.RECOVERING)
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
+        # Each activity the advice waits for is one workflow task through the server and back:
+        # seconds under load. Suspects are asked locally, the report is not waited for.
+        self._fewer_trips = workflow.patched(ROUND_TRIPS_PATCH)
         stacks = await self._hang_stacks(attempt, result)
         suspects = await self._suspects()
         found = await self._diagnose(attempt, result, suspects, stacks)
@@ -293,9 +302,11 @@ class TrainingRun:
         self.rec.diagnoses.append(found.diagnosis)
         if found.failed_run is not None:
             self._close_requeued(attempt, found.failed_run)
-        await run_node_history.report_failure(
-            self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick()
-        )
+        report = (self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick())
+        if self._fewer_trips:
+            self._report = run_node_history.start_report(*report)
+        else:
+            await run_node_history.report_failure(*report)
         return found
 
     def _decide(self, attempt: Attempt, symptom: Symptom, found: DiagnoseResult, suspects: list[str]) -> Advice:
@@ -395,9 +406,14 @@ class TrainingRun:
         self.rec.move_milestone("failure_observed", attempt.index, failed.ended_at)
         self.rec.revise_last_symptom(failed_at=failed.ended_at)
 
+    async def _reported(self) -> None:
+        """Wait for this recovery's node-history report, if one is in flight: mostly long done."""
+        await run_node_history.reported(self._report)
+        self._report = None
+
     async def _suspects(self) -> list[str]:
         rule = SuspectRule.of(self.spec.policy.suspect_nodes)
-        return await run_node_history.suspects(rule, workflow.now(), self._quick())
+        return await run_node_history.suspects(rule, workflow.now(), self._quick(), local=self._fewer_trips)
 
     async def _drain_suspects(self, attempt: Attempt, advice: Advice, implicated: list[str]) -> None:
         """Policy `suspect_nodes.drain`: take out of rotation, for everyone, the nodes this failure
@@ -405,6 +421,7 @@ class TrainingRun:
         drains nodes it did not see fail. Advisory, like the history it comes from."""
         if not implicated:
             return
+        await self._reported()  # the suspects asked now count this failure
         suspects = [n for n in await self._suspects() if n in implicated]
         if not suspects:
             return
