@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         SubmitInput,
         Symptom,
         VerifyInput,
+        VerifyResult,
         WatchInput,
         WatchResult,
     )
@@ -497,12 +498,6 @@ class TrainingRun:
                 self._abandon_restart(advice, e)
             return
         await self._read_to_end(attempt)
-        try:
-            for method in (ActionActivities.set_excluded_nodes, ActionActivities.release):
-                self._record_action(await self._act(method, step), attempt.index)
-        except ActivityError as e:
-            self._abandon_restart(advice, e)
-            return
         successor = Attempt(
             index=attempt.index + 1,
             job_id=attempt.job_id,
@@ -510,7 +505,18 @@ class TrainingRun:
             excluded_nodes=step.excluded_nodes,
             log_offset=self._log_end,
         )
-        await self._start_successor(attempt, successor, advice)
+        verify: workflow.ActivityHandle[VerifyResult] | None = None
+        try:
+            self._record_action(await self._act(ActionActivities.set_excluded_nodes, step), attempt.index)
+            if self._fewer_trips:  # it only reads: started beside the release, it waits for it
+                verify = self._start_verify(successor)
+            self._record_action(await self._act(ActionActivities.release, step), attempt.index)
+        except ActivityError as e:
+            if verify is not None:
+                verify.cancel()
+            self._abandon_restart(advice, e)
+            return
+        await self._start_successor(attempt, successor, advice, verify)
 
     async def _read_to_end(self, attempt: Attempt) -> None:
         """A hang or a straggler was still running when it was detected: what it wrote until the
@@ -605,12 +611,18 @@ class TrainingRun:
         await self._read_to_end(attempt)
         return True
 
-    async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
+    async def _start_successor(
+        self,
+        failed: Attempt,
+        successor: Attempt,
+        advice: Advice,
+        verify: workflow.ActivityHandle[VerifyResult] | None = None,
+    ) -> None:
         self.rec.mark_acted(advice.generation)
         self.rec.excluded_nodes = list(advice.excluded_nodes)
         self.rec.count_restart(self._budget_key)
         self.rec.attempts.append(successor)
-        await self._verify(failed, successor, advice)
+        await self._verify(failed, successor, advice, verify)
 
     def _exclusions(self, advice: Advice) -> list[str]:
         """What the successor must avoid: the job's own exclusions and the advice's."""
@@ -631,8 +643,30 @@ class TrainingRun:
         )
         return result
 
-    async def _verify(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
-        result = await workflow.execute_activity_method(
+    async def _verify(
+        self,
+        failed: Attempt,
+        successor: Attempt,
+        advice: Advice,
+        started: workflow.ActivityHandle[VerifyResult] | None = None,
+    ) -> None:
+        """Wait for the successor to run (`started`: the verification already under way)."""
+        result = await (self._start_verify(successor) if started is None else started)
+        if result.observation is not None:
+            self._update_attempt(successor, result.observation)
+        if not result.ok:
+            # The job stays queued; the watch that follows picks it up whenever it runs.
+            self._resolve(advice, "abandoned", result.reason)
+            self._set_state(RunState.RUNNING)
+            return
+        assert result.observation is not None
+        detail = f"attempt {successor.index} {result.reason}"
+        self._milestone("successor_running", result.observation.started_at, failed.index, detail)
+        self._resolve(advice, "converged", result.reason)
+        self._set_state(RunState.RUNNING)
+
+    def _start_verify(self, successor: Attempt) -> workflow.ActivityHandle[VerifyResult]:
+        return workflow.start_activity_method(
             ActionActivities.verify_successor,
             VerifyInput(
                 run_id=self.spec.run_id,
@@ -648,18 +682,6 @@ class TrainingRun:
             heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
             retry_policy=FOREVER,
         )
-        if result.observation is not None:
-            self._update_attempt(successor, result.observation)
-        if not result.ok:
-            # The job stays queued; the watch that follows picks it up whenever it runs.
-            self._resolve(advice, "abandoned", result.reason)
-            self._set_state(RunState.RUNNING)
-            return
-        assert result.observation is not None
-        detail = f"attempt {successor.index} {result.reason}"
-        self._milestone("successor_running", result.observation.started_at, failed.index, detail)
-        self._resolve(advice, "converged", result.reason)
-        self._set_state(RunState.RUNNING)
 
     async def _cancel_run(self, attempt: Attempt) -> None:
         request = self._cancel or CancelRequest()
