@@ -26,6 +26,26 @@ milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 and the burst is repeated on other runs. The machine's load average is printed beside each
 phase: the host is shared, and the figures move with it.
 
+The output ends with where failure -> advice goes, from the hit runs' histories: by kind of wait
+(the observer's watch completion; workflow tasks queued at the server and run in the worker,
+local activities included; activities queued and running; each summed per run) and step by
+step; and how many of the burst's workflow and activity tasks each worker took (the events'
+`identity`), which shows a second worker's share.
+
+With fewer round trips per recovery (patch `fewer-round-trips`) and the worker and dev server
+sized for bursts (issue 14c), 2026-12-02, load 3.5-5 (`--runs 300 1000 --burst 100 --window 15
+--burst-timeout 200 --baseline bd93532 --baseline-runs 300`; the closing note has the table):
+
+    300 runs, 100 fail at once       advice p50 4.5 s, p95 5.0 s; successor running p95 8.9 s
+    1000 runs, 100 fail at once      advice p50 9.3 s, p95 11.0 s; successor running p95 16.7 s
+    (bd93532 at 300 runs, 50 at once: advice p95 170 s, 10 runs without advice after 200 s)
+    where it goes at 1000 (per run, median): watch completion 1.2 s, workflow tasks queued 2.0 s
+    and in the worker 2.2 s (the local suspect_nodes: one node-history update, ~2 s), activities
+    running 2.3 s (diagnose 1.5 s), activities queued 0 s (eager dispatch).
+    A second worker took 3 % of the burst's tasks at 1000 runs (27 workflow tasks moved off the
+    busy first worker after the 3 s sticky wait), none at 300: the first kept up. With eager
+    activity dispatch off it took 46 % of the activities, each ~1 s slower; the burst was slower.
+
 What it found with the observer (issue 14a) and the SQLite local scheduler and node-history
 update (14b), 2026-12-02, on a host whose load average was 10-26 (four other sessions' test
 suites and benchmarks on its 2 cores), so the figures say more about that load than about the
