@@ -11,7 +11,7 @@ import contextlib
 from datetime import datetime, timedelta
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError
+from temporalio.exceptions import ActivityError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from recovery.activities.node_history import NodeHistoryActivities
@@ -44,8 +44,11 @@ async def suspects(rule: SuspectRule, now: datetime, timeout: timedelta, *, loca
                 start_to_close_timeout=timeout,
                 retry_policy=ONCE,  # a slow history must not delay the advice
             )
-    except ActivityError as e:
-        workflow.logger.warning("deciding without suspect nodes: node history unavailable (%s)", e.cause or e)
+    except FailureError as e:
+        # An activity's failure comes wrapped in an ActivityError; a local activity's is the error
+        # itself (the activity's ApplicationError, a TimeoutError).
+        why = e.cause if isinstance(e, ActivityError) and e.cause else e
+        workflow.logger.warning("deciding without suspect nodes: node history unavailable (%s)", why)
         return []
     return found
 

@@ -36,7 +36,11 @@ async def test_a_recovery_saves_workflow_tasks(embedded: Embedded, client: Clien
 
     history = await client.get_workflow_handle(spec.run_id).fetch_history()
     events = list(history.events)
-    markers = [e.marker_recorded_event_attributes.marker_name for e in events if e.marker_recorded_event_attributes]
+    markers = [
+        e.marker_recorded_event_attributes.marker_name
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
     assert "core_local_activity" in markers  # suspect_nodes, inside the task that found the failure
     tasks = scheduled_in(events)
     assert "suspect_nodes" not in tasks
