@@ -26,6 +26,26 @@ milestones (`failure_observed` = the scheduler's end time of the failed attempt,
 and the burst is repeated on other runs. The machine's load average is printed beside each
 phase: the host is shared, and the figures move with it.
 
+The output ends with where failure -> advice goes, from the hit runs' histories: by kind of wait
+(the observer's watch completion; workflow tasks queued at the server and run in the worker,
+local activities included; activities queued and running; each summed per run) and step by
+step; and how many of the burst's workflow and activity tasks each worker took (the events'
+`identity`), which shows a second worker's share.
+
+With fewer round trips per recovery (patch `fewer-round-trips`) and the worker and dev server
+sized for bursts (issue 14c), 2026-12-02, load 3.5-5 (`--runs 300 1000 --burst 100 --window 15
+--burst-timeout 200 --baseline bd93532 --baseline-runs 300`; the closing note has the table):
+
+    300 runs, 100 fail at once       advice p50 4.5 s, p95 5.0 s; successor running p95 8.9 s
+    1000 runs, 100 fail at once      advice p50 9.3 s, p95 11.0 s; successor running p95 16.7 s
+    (bd93532 at 300 runs, 50 at once: advice p95 170 s, 10 runs without advice after 200 s)
+    where it goes at 1000 (per run, median): watch completion 1.2 s, workflow tasks queued 2.0 s
+    and in the worker 2.2 s (the local suspect_nodes: one node-history update, ~2 s), activities
+    running 2.3 s (diagnose 1.5 s), activities queued 0 s (eager dispatch).
+    A second worker took 3 % of the burst's tasks at 1000 runs (27 workflow tasks moved off the
+    busy first worker after the 3 s sticky wait), none at 300: the first kept up. With eager
+    activity dispatch off it took 46 % of the activities, each ~1 s slower; the burst was slower.
+
 What it found with the observer (issue 14a) and the SQLite local scheduler and node-history
 update (14b), 2026-12-02, on a host whose load average was 10-26 (four other sessions' test
 suites and benchmarks on its 2 cores), so the figures say more about that load than about the
@@ -105,7 +125,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -298,6 +318,7 @@ class Phase:
     burst_seconds: float
     missing: int
     stages: dict[str, list[float]] = field(default_factory=dict)
+    tasks: dict[str, int] = field(default_factory=dict)  # the hit runs' tasks from the failure on, per worker
     lost_watches: int = 0  # watch_attempt tries the server gave up on (heartbeat timeout) and retried
     load_steady: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average, at the end
     load_burst: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -356,17 +377,30 @@ async def burst(
             successor.append((marks["successor_running"] - failed).total_seconds())
     phase = Phase(0, {}, usage, advice, successor, elapsed, len(victims) - len(advice))
     phase.lost_watches = lost_watches(logs) - lost_before
+    workers = {str(pid): name for name, pid in pids.items() if name.startswith("worker")}
     for status in statuses:
         if status is not None:
-            await stages(client, status, phase.stages)
+            await stages(client, status, phase.stages, workers, phase.tasks)
     return phase
 
 
 # Where failure -> advice goes: the run's history, from the failure to record_advice completed.
 STEPS = ("suspect_nodes", "diagnose", "report_failure", "record_advice")
+# The same window by kind of wait, each summed over the run's events in it (concurrent ones add up).
+KINDS = (
+    "watch completion (observer): failure -> watch_attempt done",
+    "workflow tasks: queued (scheduled -> started)",
+    "workflow tasks: in the worker (started -> completed, local activities included)",
+    "activities: queued (scheduled -> started)",
+    "activities: running (started -> completed)",
+)
 
 
-async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]) -> None:
+async def stages(
+    client: Client, status: RunStatus, into: dict[str, list[float]], workers: dict[str, str], tasks: dict[str, int]
+) -> None:
+    """The run's failure -> advice as steps (activity by activity) and as kinds of wait; and, from
+    the failure on, how many workflow and activity tasks each worker (by its `identity`) took."""
     from temporalio.api.enums.v1 import EventType
 
     marks = {m.name: m.at for m in status.milestones if m.attempt_index == 0}
@@ -376,26 +410,69 @@ async def stages(client: Client, status: RunStatus, into: dict[str, list[float]]
     history = await client.get_workflow_handle(status.run.id).fetch_history()
     names: dict[int, str] = {}
     points: dict[str, float] = {}  # "<activity> scheduled|started|done" -> seconds after the failure
+    opened: dict[int, float] = {}  # event id of a scheduled/started event -> seconds after the failure
+    kinds = dict.fromkeys(KINDS, 0.0)
+    advised = False
     for event in history.events:
         at = (event.event_time.ToDatetime().replace(tzinfo=failed.tzinfo) - failed).total_seconds()
         kind = event.event_type
+        if kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and at >= 0:
+            _count_task(tasks, workers, event.workflow_task_started_event_attributes.identity, "workflow tasks")
+        elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED and at >= 0:
+            _count_task(tasks, workers, event.activity_task_started_event_attributes.identity, "activity tasks")
+        if advised:
+            continue
+        opened[event.event_id] = at
         if kind == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
             names[event.event_id] = name = event.activity_task_scheduled_event_attributes.activity_type.name
             if at >= 0 and name in STEPS:
                 points.setdefault(f"{name} scheduled", at)
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
-            name = names.get(event.activity_task_started_event_attributes.scheduled_event_id, "")
+            attrs = event.activity_task_started_event_attributes
+            name = names.get(attrs.scheduled_event_id, "")
             if at >= 0 and name in STEPS:
                 points.setdefault(f"{name} started", at)
+                kinds[KINDS[3]] += at - opened[attrs.scheduled_event_id]
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            name = names.get(event.activity_task_completed_event_attributes.scheduled_event_id, "")
+            attrs_done = event.activity_task_completed_event_attributes
+            name = names.get(attrs_done.scheduled_event_id, "")
             if at >= 0 and (name in STEPS or name == "watch_attempt"):
                 points.setdefault(f"{name} done", at)
-    order = ["failure", "watch_attempt done"] + [f"{n} {w}" for n in STEPS for w in ("scheduled", "started", "done")]
+            if at >= 0 and name in STEPS:
+                kinds[KINDS[4]] += at - opened.get(attrs_done.started_event_id, at)
+            advised = name == "record_advice" and at >= 0
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and at >= 0 and "watch_attempt done" in points:
+            scheduled = opened.get(event.workflow_task_started_event_attributes.scheduled_event_id, at)
+            kinds[KINDS[1]] += at - max(scheduled, points["watch_attempt done"])
+        elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED and at >= 0 and "watch_attempt done" in points:
+            started = opened.get(event.workflow_task_completed_event_attributes.started_event_id, at)
+            kinds[KINDS[2]] += at - max(started, points["watch_attempt done"])
+        elif (
+            kind == EventType.EVENT_TYPE_MARKER_RECORDED and at >= 0 and _local(event.marker_recorded_event_attributes)
+        ):
+            points.setdefault("suspect_nodes done (local)", at)
+    if "watch_attempt done" in points:
+        kinds[KINDS[0]] = points["watch_attempt done"]
+    for name, value in kinds.items():
+        into.setdefault(f"by kind: {name}", []).append(value)
+    order = ["failure", "watch_attempt done", "suspect_nodes done (local)"]
+    order += [f"{n} {w}" for n in STEPS for w in ("scheduled", "started", "done")]
     points["failure"] = 0.0
     seen = [p for p in order if p in points]
     for before, after in itertools.pairwise(seen):
         into.setdefault(f"{before} -> {after}", []).append(points[after] - points[before])
+
+
+def _local(marker: Any) -> bool:
+    """A local activity's marker (the only one a run records during its recovery)."""
+    return bool(marker.marker_name == "core_local_activity")
+
+
+def _count_task(tasks: dict[str, int], workers: dict[str, str], identity: str, what: str) -> None:
+    """One task taken by the worker whose identity (`pid@host`) this is."""
+    pid = identity.split("@", 1)[0]
+    key = f"{what} by {workers.get(pid, 'another process')}"
+    tasks[key] = tasks.get(key, 0) + 1
 
 
 async def settled_statuses(
@@ -589,6 +666,8 @@ def report(args: argparse.Namespace, columns: list[Column], command: str) -> Non
     rows.append(("runs without advice", [str(p.missing) for _, p in cells_of]))
     rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for _, p in cells_of]))
     rows.append(("burst: down -> all successors running", [f"{p.burst_seconds:.1f}s" for _, p in cells_of]))
+    for what in sorted({what for _, p in cells_of for what in p.tasks}):
+        rows.append((f"burst's {what}", [str(p.tasks.get(what, 0)) for _, p in cells_of]))
     steps = list(dict.fromkeys(step for _, p in cells_of for step in p.stages))
     if steps:
         rows.append(("where failure -> advice goes (median / p95):", ["" for _ in cells_of]))

@@ -20,6 +20,16 @@ from pathlib import Path
 from recovery import settings
 from recovery.workflows import search_attributes
 
+# One host, one server: a task queue split into the default four partitions only adds forwarding
+# between them (a task written to one partition waits for a poller of another to be forwarded).
+SERVER_SETTINGS = (
+    ("matching.numTaskqueueReadPartitions", "1"),
+    ("matching.numTaskqueueWritePartitions", "1"),
+)
+# Write-ahead log: readers (history fetches, queries) no longer wait for writers; NORMAL sync in
+# WAL mode still survives a killed server (only a power loss can take back the last commits).
+SQLITE_PRAGMAS = ("journal_mode=wal", "synchronous=normal")
+
 
 class DevServerError(RuntimeError):
     pass
@@ -107,6 +117,8 @@ class DevServer:
             "--ui-port", str(self.ui_port),
             "--log-level", "warn",
         ]  # fmt: skip
+        cmd += [arg for key, value in SERVER_SETTINGS for arg in ("--dynamic-config-value", f"{key}={value}")]
+        cmd += [arg for pragma in SQLITE_PRAGMAS for arg in ("--sqlite-pragma", pragma)]
         for name, kind in search_attributes.ALL.items():
             cmd += ["--search-attribute", f"{name}={kind}"]
         return cmd

@@ -12,7 +12,7 @@ from typing import Any
 import structlog
 from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.worker import Interceptor, Worker
+from temporalio.worker import Interceptor, PollerBehaviorAutoscaling, Worker
 
 from recovery import settings
 from recovery.activities.actions import ActionActivities
@@ -130,6 +130,15 @@ SHORT_ACTIVITY_SLOTS = 200
 # watch beats every half timeout (activities/watch.py), and with this cap each beat is sent as
 # it comes, leaving half the timeout (30 s on the local tuning) for a busy server, not 0.2 of it.
 HEARTBEAT_THROTTLE = timedelta(seconds=20)
+# Workflow tasks one worker works on at once (the SDK's default is 100). A burst of failures
+# wakes that many runs together, and a run asking its suspects (a local activity) holds its
+# task open until the node history, a workflow of the same worker, answers: with every slot
+# held by such runs, the answer would wait for the question's timeout.
+WORKFLOW_TASK_SLOTS = 500
+# A run's workflow task waits this long on the worker that has it cached (sticky) before any
+# worker of the queue may take it (the SDK's default is 10 s): a busy worker's runs move to an
+# idle one within seconds of a burst, at the price of one replay of each moved run's history.
+STICKY_WAIT = timedelta(seconds=3)
 
 
 def build_worker(
@@ -158,6 +167,14 @@ def build_worker(
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
         max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
+        max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
+        sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
+        # Pollers follow the backlog (a burst) instead of five each, fixed.
+        workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
+        activity_task_poller_behavior=PollerBehaviorAutoscaling(),
+        # Eager dispatch stays on: it hands a run's next activity to the worker that scheduled it,
+        # so a second worker gets none of a run the first holds, but through the task queue each
+        # activity waited ~1 s more in a burst on one host (benchmarks/concurrent_runs.py).
         max_heartbeat_throttle_interval=HEARTBEAT_THROTTLE,
         interceptors=[ActivityContext(scheduler.name), SchedulerGuard(config.scheduler), *interceptors],
     )

@@ -60,6 +60,7 @@ with workflow.unsafe.imports_passed_through():
         SubmitInput,
         Symptom,
         VerifyInput,
+        VerifyResult,
         WatchInput,
         WatchResult,
     )
@@ -77,6 +78,9 @@ WAIT_FOR_CANCEL = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
 # Histories from before the worker's observer replay their watches as they were: a heartbeat
 # timeout shared with the other activities, no safety timer, cancellation waited for.
 OBSERVER_PATCH = "observer-watch"
+# Histories from before recoveries saved round trips replay as they were: suspect_nodes as an
+# activity of its own, the node-history report awaited before the advice is recorded.
+ROUND_TRIPS_PATCH = "fewer-round-trips"
 
 
 @workflow.defn(name=TRAINING_RUN)
@@ -90,6 +94,8 @@ class TrainingRun:
         self._published: dict[str, Any] = {}
         self._log_end = 0
         self._budget_key = "unknown"
+        self._fewer_trips = False  # this recovery saves round trips (ROUND_TRIPS_PATCH)
+        self._report: workflow.ActivityHandle[str] | None = None  # the node-history report in flight
 
     # --- signals and query ---------------------------------------------------------------
 
@@ -186,6 +192,7 @@ class TrainingRun:
             return
         self._log_end = result.log_offset  # the successor's output starts here
         await self._recover(attempt, result)
+        await self._reported()
 
     async def _watch(self, attempt: Attempt) -> WatchResult | None:
         """The watch result, or None when a cancel signal arrived first."""
@@ -254,6 +261,9 @@ class TrainingRun:
         self._set_state(RunState.RECOVERING)
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
+        # Each activity the advice waits for is one workflow task through the server and back:
+        # seconds under load. Suspects are asked locally, the report is not waited for.
+        self._fewer_trips = workflow.patched(ROUND_TRIPS_PATCH)
         stacks = await self._hang_stacks(attempt, result)
         suspects = await self._suspects()
         found = await self._diagnose(attempt, result, suspects, stacks)
@@ -293,9 +303,11 @@ class TrainingRun:
         self.rec.diagnoses.append(found.diagnosis)
         if found.failed_run is not None:
             self._close_requeued(attempt, found.failed_run)
-        await run_node_history.report_failure(
-            self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick()
-        )
+        report = (self.spec.run_id, attempt.index, found.diagnosis, workflow.now(), self._quick())
+        if self._fewer_trips:
+            self._report = run_node_history.start_report(*report)
+        else:
+            await run_node_history.report_failure(*report)
         return found
 
     def _decide(self, attempt: Attempt, symptom: Symptom, found: DiagnoseResult, suspects: list[str]) -> Advice:
@@ -395,9 +407,14 @@ class TrainingRun:
         self.rec.move_milestone("failure_observed", attempt.index, failed.ended_at)
         self.rec.revise_last_symptom(failed_at=failed.ended_at)
 
+    async def _reported(self) -> None:
+        """Wait for this recovery's node-history report, if one is in flight: mostly long done."""
+        await run_node_history.reported(self._report)
+        self._report = None
+
     async def _suspects(self) -> list[str]:
         rule = SuspectRule.of(self.spec.policy.suspect_nodes)
-        return await run_node_history.suspects(rule, workflow.now(), self._quick())
+        return await run_node_history.suspects(rule, workflow.now(), self._quick(), local=self._fewer_trips)
 
     async def _drain_suspects(self, attempt: Attempt, advice: Advice, implicated: list[str]) -> None:
         """Policy `suspect_nodes.drain`: take out of rotation, for everyone, the nodes this failure
@@ -405,6 +422,7 @@ class TrainingRun:
         drains nodes it did not see fail. Advisory, like the history it comes from."""
         if not implicated:
             return
+        await self._reported()  # the suspects asked now count this failure
         suspects = [n for n in await self._suspects() if n in implicated]
         if not suspects:
             return
@@ -480,12 +498,6 @@ class TrainingRun:
                 self._abandon_restart(advice, e)
             return
         await self._read_to_end(attempt)
-        try:
-            for method in (ActionActivities.set_excluded_nodes, ActionActivities.release):
-                self._record_action(await self._act(method, step), attempt.index)
-        except ActivityError as e:
-            self._abandon_restart(advice, e)
-            return
         successor = Attempt(
             index=attempt.index + 1,
             job_id=attempt.job_id,
@@ -493,7 +505,18 @@ class TrainingRun:
             excluded_nodes=step.excluded_nodes,
             log_offset=self._log_end,
         )
-        await self._start_successor(attempt, successor, advice)
+        verify: workflow.ActivityHandle[VerifyResult] | None = None
+        try:
+            self._record_action(await self._act(ActionActivities.set_excluded_nodes, step), attempt.index)
+            if self._fewer_trips:  # it only reads: started beside the release, it waits for it
+                verify = self._start_verify(successor)
+            self._record_action(await self._act(ActionActivities.release, step), attempt.index)
+        except ActivityError as e:
+            if verify is not None:
+                verify.cancel()
+            self._abandon_restart(advice, e)
+            return
+        await self._start_successor(attempt, successor, advice, verify)
 
     async def _read_to_end(self, attempt: Attempt) -> None:
         """A hang or a straggler was still running when it was detected: what it wrote until the
@@ -588,12 +611,18 @@ class TrainingRun:
         await self._read_to_end(attempt)
         return True
 
-    async def _start_successor(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
+    async def _start_successor(
+        self,
+        failed: Attempt,
+        successor: Attempt,
+        advice: Advice,
+        verify: workflow.ActivityHandle[VerifyResult] | None = None,
+    ) -> None:
         self.rec.mark_acted(advice.generation)
         self.rec.excluded_nodes = list(advice.excluded_nodes)
         self.rec.count_restart(self._budget_key)
         self.rec.attempts.append(successor)
-        await self._verify(failed, successor, advice)
+        await self._verify(failed, successor, advice, verify)
 
     def _exclusions(self, advice: Advice) -> list[str]:
         """What the successor must avoid: the job's own exclusions and the advice's."""
@@ -614,8 +643,30 @@ class TrainingRun:
         )
         return result
 
-    async def _verify(self, failed: Attempt, successor: Attempt, advice: Advice) -> None:
-        result = await workflow.execute_activity_method(
+    async def _verify(
+        self,
+        failed: Attempt,
+        successor: Attempt,
+        advice: Advice,
+        started: workflow.ActivityHandle[VerifyResult] | None = None,
+    ) -> None:
+        """Wait for the successor to run (`started`: the verification already under way)."""
+        result = await (self._start_verify(successor) if started is None else started)
+        if result.observation is not None:
+            self._update_attempt(successor, result.observation)
+        if not result.ok:
+            # The job stays queued; the watch that follows picks it up whenever it runs.
+            self._resolve(advice, "abandoned", result.reason)
+            self._set_state(RunState.RUNNING)
+            return
+        assert result.observation is not None
+        detail = f"attempt {successor.index} {result.reason}"
+        self._milestone("successor_running", result.observation.started_at, failed.index, detail)
+        self._resolve(advice, "converged", result.reason)
+        self._set_state(RunState.RUNNING)
+
+    def _start_verify(self, successor: Attempt) -> workflow.ActivityHandle[VerifyResult]:
+        return workflow.start_activity_method(
             ActionActivities.verify_successor,
             VerifyInput(
                 run_id=self.spec.run_id,
@@ -631,18 +682,6 @@ class TrainingRun:
             heartbeat_timeout=timedelta(seconds=self.tuning.heartbeat_timeout_seconds),
             retry_policy=FOREVER,
         )
-        if result.observation is not None:
-            self._update_attempt(successor, result.observation)
-        if not result.ok:
-            # The job stays queued; the watch that follows picks it up whenever it runs.
-            self._resolve(advice, "abandoned", result.reason)
-            self._set_state(RunState.RUNNING)
-            return
-        assert result.observation is not None
-        detail = f"attempt {successor.index} {result.reason}"
-        self._milestone("successor_running", result.observation.started_at, failed.index, detail)
-        self._resolve(advice, "converged", result.reason)
-        self._set_state(RunState.RUNNING)
 
     async def _cancel_run(self, attempt: Attempt) -> None:
         request = self._cancel or CancelRequest()

@@ -75,6 +75,7 @@ async def history_of(client: Client, run_id: str) -> tuple[list[str], list[str]]
         json.loads(e.marker_recorded_event_attributes.details["patch-data"].payloads[0].data)["id"]
         for e in history.events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+        and "patch-data" in e.marker_recorded_event_attributes.details  # not a local activity's
     ]
     return activities, markers
 

@@ -1,0 +1,48 @@
+"""A recovery waits for as few workflow tasks as it can (patch `fewer-round-trips`): on a real dev
+server and worker, the run's history shows suspects asked as a local activity, the node-history
+report scheduled with the advice, and the verification scheduled with the release."""
+
+from __future__ import annotations
+
+import pytest
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import HistoryEvent
+from temporalio.client import Client
+
+from recovery.client import runs
+from tests.embedded.conftest import Embedded
+from tests.embedded.test_recovery import check_one_clean_recovery, start
+
+SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+
+
+def scheduled_in(events: list[HistoryEvent]) -> dict[str, int]:
+    """Each activity's first scheduling: the workflow task whose completion scheduled it."""
+    found: dict[str, int] = {}
+    for event in events:
+        if event.event_type == SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            found.setdefault(attrs.activity_type.name, attrs.workflow_task_completed_event_id)
+    return found
+
+
+@pytest.mark.timeout(120)
+async def test_a_recovery_saves_workflow_tasks(embedded: Embedded, client: Client) -> None:
+    embedded.start_worker()
+    spec = await start(client, embedded.job_script("trips", fault_node="node1"))
+    status = await runs.wait_result(client, spec.run_id)
+    assert status is not None
+    check_one_clean_recovery(status, "node1")
+
+    history = await client.get_workflow_handle(spec.run_id).fetch_history()
+    events = list(history.events)
+    markers = [
+        e.marker_recorded_event_attributes.marker_name
+        for e in events
+        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+    ]
+    assert "core_local_activity" in markers  # suspect_nodes, inside the task that found the failure
+    tasks = scheduled_in(events)
+    assert "suspect_nodes" not in tasks
+    assert tasks["report_failure"] == tasks["record_advice"]  # the advice does not wait for the report
+    assert tasks["verify_successor"] == tasks["release"]  # nor the verification for a task of its own
