@@ -233,3 +233,14 @@ def test_an_uncaught_exception_after_an_ignored_one_still_is() -> None:
     uncaught = IGNORED.replace("Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n", "")
     result = diagnose(IGNORED + uncaught)
     assert (result.symptom, result.evidence[0].line) == ("crash", 7)
+
+
+def test_a_missed_rendezvous_keep_alive_is_a_warning_the_agent_recovers_from() -> None:
+    # torch/distributed/elastic/rendezvous/dynamic_rendezvous.py logs it as a warning and keeps
+    # sending heartbeats (code index 20593718333: the DDP example goes on).
+    line = (
+        "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267]"
+        " The node 'xxxxx' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an error"
+        " of type RendezvousTimeoutError.\n"
+    )
+    assert diagnose(line).symptom == "none"
