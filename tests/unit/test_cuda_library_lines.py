@@ -5,16 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
-
+from tests.unit.real_lines import verdict
 
 LINES = [
     # deepseek-ai/DeepSeek-VL#30: torch 2.0.1 with CUDA 11.7/11.8 under Python 3.10 (fixed by
@@ -90,3 +81,17 @@ def test_nvidia_smi_without_a_driver_is_the_nodes_software() -> None:
         "NVIDIA-SMI has failed because it couldn\u2018t communicate with the NVIDIA driver.",
     ]:
         assert verdict(line) == ("nvidia-smi-no-driver", "system_software", True)
+
+
+HOROVOD = [
+    # horovod/horovod#3618: Horovod's NCCL allreduce on A100s, raised as HorovodInternalError
+    "    raise HorovodInternalError(e)\n"
+    "horovod.common.exceptions.HorovodInternalError: ncclAllReduce failed: unhandled cuda error",
+    # horovod/horovod#610: the same check surfacing through TensorFlow's op
+    "tensorflow.python.framework.errors_impl.UnknownError: ncclCommInitRank failed: unhandled cuda error",
+]
+
+
+@pytest.mark.parametrize("text", HOROVOD)
+def test_horovods_nccl_failure_reads_the_nccl_result(text: str) -> None:
+    assert verdict(text) == ("nccl-unhandled-cuda-error", "unknown", True)

@@ -6,19 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
 from recovery.activities.signatures.structure import errno_fact
-
-TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n'
-
-
-def verdict(text: str) -> tuple[str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return found.category, found.retryable
-
+from tests.unit.real_lines import TRACEBACK, verdict
 
 LINES = [
     # ruotianluo/self-critical.pytorch#11: DataLoader workers fork on a node out of memory
@@ -46,7 +35,7 @@ LINES = [
 
 @pytest.mark.parametrize(("text", "category", "retryable"), LINES)
 def test_the_errno_of_a_generic_exception_decides(text: str, category: str, retryable: bool) -> None:
-    assert verdict(text) == (category, retryable)
+    assert verdict(text)[1:] == (category, retryable)
 
 
 def test_every_form_of_an_errno_reads_the_same_entry() -> None:

@@ -3,15 +3,7 @@ a cause: real lines from issue threads where users interrupted a stuck job, with
 
 from __future__ import annotations
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
+from tests.unit.real_lines import verdict
 
 
 def test_ctrl_c_on_a_stuck_job_is_unknown_not_the_scheduler() -> None:

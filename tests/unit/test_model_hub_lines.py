@@ -5,18 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n'
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
-
+from tests.unit.real_lines import TRACEBACK, verdict
 
 LINES = [
     # CASIA-LMC-Lab/FiLo#10 (also open-mmlab/mmdetection#12349): no route to the Hub, nothing cached

@@ -3,15 +3,7 @@
 
 from __future__ import annotations
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    found = diagnoser.diagnosis()
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
+from tests.unit.real_lines import verdict
 
 
 def test_moabs_wallclock_reason_makes_the_deletion_a_time_limit() -> None:

@@ -5,21 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-
-
-def diagnose(text: str) -> LogDiagnosis:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed((text + "\n").encode())
-    diagnoser.finish()
-    return diagnoser.diagnosis()
-
-
-def verdict(text: str) -> tuple[str | None, str, bool | None]:
-    """The winning signature (the first evidence line's), the category and whether to retry."""
-    found = diagnose(text)
-    return (found.evidence[0].signature if found.evidence else None, found.category, found.retryable)
-
+from tests.unit.real_lines import diagnose, verdict
 
 # PyTorch c10/cuda/CUDAFunctions.cpp warns when cudaGetDeviceCount() fails; the number and text
 # after "Error" are the CUDA runtime's (driver_types.h), and they say why torch saw no GPU.
