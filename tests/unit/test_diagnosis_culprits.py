@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
 from recovery.activities.signatures.prefixes import line_context
+from tests.unit.real_lines import diagnose
 
 
 @pytest.mark.parametrize(
@@ -37,8 +37,5 @@ def test_horovods_stalled_ranks_are_where_the_job_is_stuck() -> None:
         "[1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, horovod_allreduce.100,"
         " horovod_allreduce.101, horovod_allreduce.102 ...]\n"
     )
-    diagnoser = LogDiagnoser()
-    diagnoser.feed(log.encode())
-    diagnoser.finish()
-    result = diagnoser.diagnosis()
+    result = diagnose(log)
     assert (result.symptom, result.implicated.ranks) == ("hang", [6])

@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-
-
-def diagnose(text: str) -> LogDiagnosis:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed(text.encode())
-    diagnoser.finish()
-    return diagnoser.diagnosis()
+from tests.unit.real_lines import diagnose
 
 
 @pytest.mark.parametrize(
