@@ -39,3 +39,19 @@ def test_horovods_stalled_ranks_are_where_the_job_is_stuck() -> None:
     )
     result = diagnose(log)
     assert (result.symptom, result.implicated.ranks) == ("hang", [6])
+
+
+PBS_MAIL = (
+    # github.com/cBio/cbio-cluster/issues/187: PBS's mail about a job on one node that failed.
+    "PBS Job Id: 2600365.mskcc-fe1.local\n"
+    "Job Name:   STDIN\n"
+    "Exec host:  gpu-2-17/5\n"
+    "job deleted\n"
+    "Job deleted at request of root@mskcc-fe1.local\n"
+    "job preempted (node failure)\n"
+)
+
+
+def test_a_node_failure_that_names_no_node_is_the_jobs_one_exec_host() -> None:
+    result = diagnose(PBS_MAIL)
+    assert (result.category, result.implicated.nodes, result.exclude) == ("hardware", ["gpu-2-17"], True)
