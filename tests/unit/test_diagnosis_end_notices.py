@@ -237,3 +237,15 @@ def test_a_missed_rendezvous_keep_alive_is_a_warning_the_agent_recovers_from() -
         " of type RendezvousTimeoutError.\n"
     )
     assert diagnose(line).symptom == "none"
+
+
+def test_the_hip_runtimes_queue_abort_is_a_faulting_kernel() -> None:
+    # Code index 27679631767 (a Fortran offload program on a ROCm node), then bash's "Aborted".
+    log = (
+        ":0:rocdevice.cpp            :2614: 281102691423 us: 54282: [tid:0x7ff1f9c47700] Device::callbackQueue"
+        " aborting with error : HSA_STATUS_ERROR_MEMORY_FAULT: Agent attempted to access an inaccessible"
+        " address. code: 0x2b\n\nAborted\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.exclude) == ("crash", "unknown", False)
+    assert result.evidence[0].signature == "rocm-queue-callback-abort"
