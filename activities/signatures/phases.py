@@ -7,11 +7,10 @@ no progress explain the log, the job was stuck there (a `hang`, cause unknown).
 
 Openers and closers, as their sources print them:
 
-- Lightning (lightning/fabric/utilities/distributed.py `_init_dist_connection`, older
-  pytorch_lightning ddp plugins): `Initializing distributed: GLOBAL_RANK: r, MEMBER: m/n` on
-  every rank before `torch.distributed.init_process_group`, then on rank 0 only (rank_zero_info)
-  `All distributed processes registered. Starting with n processes` once every rank joined. So
-  only rank 0's line opens the phase: another rank's log would never show it closed.
+- Not Lightning's `Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/n`: its closer (`All
+  distributed processes registered`) is rank 0's `rank_zero_info`, which many setups never show
+  (another logger, another rank's log, a log cut after start-up), so a log ending after it says
+  nothing; tried, it called a healthy held-out log hung and found no failure more.
 - PyTorch's store-based barrier (torch/distributed/distributed_c10d.py `_store_based_barrier`):
   `Waiting in store based barrier to initialize process group for rank: ...` after each 10 s of
   waiting while ranks are missing, `Rank r: Completed store-based barrier for key:... with n
@@ -37,8 +36,6 @@ MORE = "phase:more"  # a line that belongs to an open phase's output (a frame of
 # its name, and once ended a phase does not reopen until progress shows a new attempt (every
 # rank adds its barrier key before any rank completes the barrier, but their lines interleave).
 PATTERNS = [
-    # Rank 0's: only rank 0 prints the closer, so another rank's log never shows it.
-    (OPEN, r"(?P<init>[Ii]nitializing (?:distributed|ddp)): GLOBAL_RANK: 0, MEMBER: 1/\d+"),
     (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
     # faulthandler.dump_traceback_later's deadline passed (Modules/faulthandler.c: "Timeout (%s)!"
     # with H:MM:SS[.us]), then the stacks of every thread.
@@ -62,10 +59,7 @@ PATTERNS = [
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
     # The C++ stack c10 prints under a warning (`Exception raised from recvBytes at ...`, `frame #3: ...`).
     (MORE, r"^(?:\[rank\d+\]:)?(?:frame #\d+: |Exception raised from \w+ at )"),
-    (CLOSE, r"All distributed processes (?P<init>registered)\. Starting with \d+ processes"),
     (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
-    # Lightning's model summary, printed once the process group is up and fitting starts.
-    (CLOSE, r"^\s*[\d.]+ ?[KMBT]?\s+(?P<init>Trainable) params"),
 ]
 # The log must end this close to the phase's last line: a stuck job prints nothing more, and a
 # log that goes on after it (other output, a later phase) was not stuck there.
@@ -148,7 +142,7 @@ def signature(match: LineMatch) -> Signature:
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "init", "dump", "connect"):
+    for group in ("barrier", "dump", "connect"):
         if group in match.groups:
             value = match.groups[group]
             return f"barrier:{value}" if group == "barrier" and value else group
