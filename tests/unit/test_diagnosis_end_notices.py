@@ -249,3 +249,19 @@ def test_the_hip_runtimes_queue_abort_is_a_faulting_kernel() -> None:
     result = diagnose(log)
     assert (result.symptom, result.category, result.exclude) == ("crash", "unknown", False)
     assert result.evidence[0].signature == "rocm-queue-callback-abort"
+
+
+def test_nccl_skipping_an_hca_it_cannot_open_is_no_failure() -> None:
+    # github.com/zai-org/ImageReward/issues/65: ncclIbInit warns and skips the two HCAs it cannot
+    # open, then uses the others.
+    log = (
+        "65826-86bd789679-2dxbs:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n"
+        "\n"
+        "65826-86bd789679-2dxbs:80744:80744 [1] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_58\n"
+        "65826-86bd789679-2dxbs:80746:80746 [3] NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE [1]mlx5_18:1/RoCE ;"
+        " OOB eth0:10.117.221.247<0>\n"
+    )
+    assert diagnose(log).symptom == "none"
+    # A verbs call that fails while connecting is one (code index 1252677613).
+    failed = "misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n"
+    assert diagnose(failed).category == "network"
