@@ -80,6 +80,15 @@ GPU_PATTERNS = [
     )
 ]
 MAX_GPUS = 256
+# The node a job or pod ran on, as its scheduler reports it: PBS/Torque's job mail and qstat
+# ("Exec host:  gpu-2-17/5", "exec_host = node1/0*8"), `kubectl describe pod` ("Node:
+# gpu-node-3/10.0.0.5"). A node fault that names no node happened on the job's node when the
+# log names exactly one.
+EXEC_HOST_PATTERNS = [
+    ("exec:host", r"^\s*(?:Exec host:|exec_host =)\s+(?P<host>[\w.-]+)/[\d*]+\s*$"),
+    ("exec:host", r"^Node:\s+(?P<host>[\w.-]+)/\d{1,3}(?:\.\d{1,3}){3}\s*$"),
+]
+MAX_EXEC_HOSTS = 8
 # NCCL's detail of an error, as PyTorch prints it under the error (getNcclErrorDetailStr): a
 # `Last error:` line, then the text of the WARN that caused it (`Error while creating shared
 # memory segment ...`, `MNNVL ... is available but not working`).
@@ -95,7 +104,13 @@ RENDEZVOUS_PATTERNS = [
     ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
 ]
 EXTRA_PATTERNS = (
-    ELASTIC_PATTERNS + STRUCTURE_PATTERNS + GPU_PATTERNS + DETAIL_PATTERNS + RENDEZVOUS_PATTERNS + PHASE_PATTERNS
+    ELASTIC_PATTERNS
+    + STRUCTURE_PATTERNS
+    + GPU_PATTERNS
+    + DETAIL_PATTERNS
+    + RENDEZVOUS_PATTERNS
+    + PHASE_PATTERNS
+    + EXEC_HOST_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -170,6 +185,7 @@ class LogDiagnoser:
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         self._details: list[int] = []  # lines of `Last error:` headers
         self._rendezvous = RankMapping()
+        self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
@@ -228,6 +244,10 @@ class LogDiagnoser:
             return None
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
+            return None
+        if matches[0].pattern == "exec:host":
+            if len(self._exec_hosts) < MAX_EXEC_HOSTS:
+                self._exec_hosts.add(matches[0].groups["host"])
             return None
         if matches[0].pattern == "gpu:smi-row":
             if len(self._gpu_index) < MAX_GPUS:
@@ -408,6 +428,8 @@ class LogDiagnoser:
         found.map_local_ranks(self._rendezvous.global_of(self.layout))
         found.map_ranks(self.layout)
         found.map_gpus(self._gpu_index)
+        if sig.exclude and sig.category == "hardware" and not found.nodes and len(self._exec_hosts) == 1:
+            found.add_groups({"host": next(iter(self._exec_hosts))})  # the job's one node failed
         # The winning line first, then its context in log order.
         context = sorted(self._followers(winner) + (block.lines if block else []), key=lambda m: m.line)
         explanation = _sentence(sig, found, len(self._pending) - 1)

@@ -15,7 +15,7 @@ from tests.corpus.scoring import CORPUS, PARTS, Excerpt, load, part_of, score
 
 HELD_OUT_FLOORS = {"found": 0.88, "retryable": 0.82, "category": 0.76, "culprit": 0.62}
 # The development part may be tuned against; its floors keep what was reached from sliding back.
-DEV_FLOORS = {"found": 0.94, "retryable": 0.92, "category": 0.90, "culprit": 0.80}
+DEV_FLOORS = {"found": 0.96, "retryable": 0.94, "category": 0.92, "culprit": 0.84}
 FALSE_ALARMS_PER_HEALTHY = 1 / 80
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser
 from recovery.activities.signatures.prefixes import line_context
+from tests.unit.real_lines import diagnose
 
 
 @pytest.mark.parametrize(
@@ -37,8 +37,21 @@ def test_horovods_stalled_ranks_are_where_the_job_is_stuck() -> None:
         "[1,0]<stderr>:6: [horovod_allreduce.0, horovod_allreduce.1, horovod_allreduce.10, horovod_allreduce.100,"
         " horovod_allreduce.101, horovod_allreduce.102 ...]\n"
     )
-    diagnoser = LogDiagnoser()
-    diagnoser.feed(log.encode())
-    diagnoser.finish()
-    result = diagnoser.diagnosis()
+    result = diagnose(log)
     assert (result.symptom, result.implicated.ranks) == ("hang", [6])
+
+
+PBS_MAIL = (
+    # github.com/cBio/cbio-cluster/issues/187: PBS's mail about a job on one node that failed.
+    "PBS Job Id: 2600365.mskcc-fe1.local\n"
+    "Job Name:   STDIN\n"
+    "Exec host:  gpu-2-17/5\n"
+    "job deleted\n"
+    "Job deleted at request of root@mskcc-fe1.local\n"
+    "job preempted (node failure)\n"
+)
+
+
+def test_a_node_failure_that_names_no_node_is_the_jobs_one_exec_host() -> None:
+    result = diagnose(PBS_MAIL)
+    assert (result.category, result.implicated.nodes, result.exclude) == ("hardware", ["gpu-2-17"], True)

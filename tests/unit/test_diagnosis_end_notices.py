@@ -7,14 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-
-
-def diagnose(text: str) -> LogDiagnosis:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed(text.encode())
-    diagnoser.finish()
-    return diagnoser.diagnosis()
+from tests.unit.real_lines import diagnose
 
 
 @pytest.mark.parametrize(
@@ -233,3 +226,42 @@ def test_an_uncaught_exception_after_an_ignored_one_still_is() -> None:
     uncaught = IGNORED.replace("Exception ignored in: <function Loader.__del__ at 0x7f2769b25bc0>\n", "")
     result = diagnose(IGNORED + uncaught)
     assert (result.symptom, result.evidence[0].line) == ("crash", 7)
+
+
+def test_a_missed_rendezvous_keep_alive_is_a_warning_the_agent_recovers_from() -> None:
+    # torch/distributed/elastic/rendezvous/dynamic_rendezvous.py logs it as a warning and keeps
+    # sending heartbeats (code index 20593718333: the DDP example goes on).
+    line = (
+        "W0813 22:23:32.979031 140204091807488 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1267]"
+        " The node 'xxxxx' has failed to send a keep-alive heartbeat to the rendezvous '100' due to an error"
+        " of type RendezvousTimeoutError.\n"
+    )
+    assert diagnose(line).symptom == "none"
+
+
+def test_the_hip_runtimes_queue_abort_is_a_faulting_kernel() -> None:
+    # Code index 27679631767 (a Fortran offload program on a ROCm node), then bash's "Aborted".
+    log = (
+        ":0:rocdevice.cpp            :2614: 281102691423 us: 54282: [tid:0x7ff1f9c47700] Device::callbackQueue"
+        " aborting with error : HSA_STATUS_ERROR_MEMORY_FAULT: Agent attempted to access an inaccessible"
+        " address. code: 0x2b\n\nAborted\n"
+    )
+    result = diagnose(log)
+    assert (result.symptom, result.category, result.exclude) == ("crash", "unknown", False)
+    assert result.evidence[0].signature == "rocm-queue-callback-abort"
+
+
+def test_nccl_skipping_an_hca_it_cannot_open_is_no_failure() -> None:
+    # github.com/zai-org/ImageReward/issues/65: ncclIbInit warns and skips the two HCAs it cannot
+    # open, then uses the others.
+    log = (
+        "65826-86bd789679-2dxbs:80744:80744 [1] misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed\n"
+        "\n"
+        "65826-86bd789679-2dxbs:80744:80744 [1] transport/net_ib.cc:149 NCCL WARN NET/IB : Unable to open device mlx5_58\n"
+        "65826-86bd789679-2dxbs:80746:80746 [3] NCCL INFO NET/IB : Using [0]mlx5_1:1/RoCE [1]mlx5_18:1/RoCE ;"
+        " OOB eth0:10.117.221.247<0>\n"
+    )
+    assert diagnose(log).symptom == "none"
+    # A verbs call that fails while connecting is one (code index 1252677613).
+    failed = "misc/ibvwrap.cc:284 NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\n"
+    assert diagnose(failed).category == "network"

@@ -6,15 +6,7 @@ public logs in the code index (its id where the thread's address is not shown th
 from __future__ import annotations
 
 from recovery.activities.report import format_progress
-from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
-
-
-def diagnose(text: str) -> LogDiagnosis:
-    diagnoser = LogDiagnoser()
-    diagnoser.feed(text.encode())
-    diagnoser.finish()
-    return diagnoser.diagnosis()
-
+from tests.unit.real_lines import diagnose
 
 # github.com/Lightning-AI/pytorch-lightning/issues/4420: ranks wait, one never checks in.
 WAITING = (
