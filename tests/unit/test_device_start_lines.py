@@ -75,3 +75,78 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_a_backend_skipped_at_start_is_no_failure(text: str) -> None:
     assert verdict(text) == (None, "none", None)
+
+
+# Old print formats of CUDA's errors and the node's GPU held by someone else (cudaErrorDevicesUnavailable
+# in its pre-CUDA-11 text), a full /dev/shm under PyTorch's shared tensors, and a required SPANK
+# plugin failing on the node: each line from the public thread named beside it.
+NODE_LINES = [
+    # jade-hpc-gpu/jade-hpc-gpu.github.io #59 (PyTorch 0.4's THCudaCheck)
+    (
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorRandom.cu line=25 error=46 : all CUDA-capable"
+        " devices are busy or unavailable",
+        "cuda-device-unavailable",
+        True,
+    ),
+    # NVIDIA/DIGITS #2005 (Caffe's CUDA_CHECK through glog)
+    (
+        "Check failed: error == cudaSuccess (46 vs. 0)  all CUDA-capable devices are busy or unavailable",
+        "cuda-device-unavailable",
+        True,
+    ),
+    # facebookresearch/detectron2 #2580
+    (
+        TRACEBACK + "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
+        "cuda-device-unavailable",
+        True,
+    ),
+    # huaweicloud/dls-example #26 (TH's allocator for the /dev/shm segment)
+    (
+        TRACEBACK
+        + "RuntimeError: unable to write to file </torch_76_3625483894> at /pytorch/aten/src/TH/THAllocator.c:383",
+        "shm-too-small",
+        False,
+    ),
+    # MIC-DKFZ/nnUNet #294
+    (TRACEBACK + "RuntimeError: unable to write to file </torch_15769_1517813162>", "shm-too-small", False),
+    # NVIDIA/pyxis #4 (slurmd's log on the compute node, then srun's)
+    (
+        "[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or"
+        " directory\n[2019-09-24T10:10:06.901] [321.0] error: spank: required plugin spank_pyxis.so:"
+        " init_post_opt() failed with rc=-1\n[2019-09-24T10:10:06.901] [321.0] error: Plugin stack"
+        " initialization failed.",
+        "container-spank-required-plugin-failed",
+        True,
+    ),
+    (
+        "srun: error: task 0 launch failed: Plugin initialization failed",
+        "slurm-plugin-name-invalid",
+        True,
+    ),
+    # NVIDIA/pyxis #42
+    (
+        "slurmstepd: error: pyxis: seccomp filter failed: Function not implemented",
+        "container-spank-required-plugin-failed",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "signature", "retryable"), NODE_LINES)
+def test_the_nodes_gpu_shm_and_plugins(text: str, signature: str, retryable: bool) -> None:
+    assert verdict(text) == (signature, "system_software", retryable)
+
+
+def test_a_container_runtimes_own_error_speaks_before_the_spank_line() -> None:
+    # NVIDIA/enroot #140: pyxis's error and enroot's log come first; the SPANK line only follows
+    text = (
+        "slurmstepd: error: pyxis: container start failed with error code: 1\n"
+        "slurmstepd: error: pyxis: printing enroot log file:\n"
+        "slurmstepd: error: pyxis:     enroot-mount: failed to mount: /home/wjy/nv-maskrcnn/dataset_dir/coco2017"
+        " at /tmp/enroot-data/user-0/pyxis_object_detection/data: Permission denied\n"
+        "slurmstepd: error: pyxis: couldn't start container\n"
+        "slurmstepd: error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1\n"
+        "slurmstepd: error: Failed to invoke spank plugin stack\n"
+        "srun: error: node0: task 0: Exited with exit code 1"
+    )
+    assert verdict(text) == ("container-pyxis-start-failed", "system_software", True)
