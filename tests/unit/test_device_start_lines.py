@@ -109,6 +109,19 @@ NODE_LINES = [
     ),
     # MIC-DKFZ/nnUNet #294
     (TRACEBACK + "RuntimeError: unable to write to file </torch_15769_1517813162>", "shm-too-small", False),
+    # pytorch/pytorch #31701 (MapAllocator's shm_open failing for the segment)
+    (
+        TRACEBACK + "RuntimeError: unable to open shared memory object </torch_5962_408180057> in read-write mode",
+        "shm-too-small",
+        False,
+    ),
+    # apptainer/apptainer #1893 (nvidia-smi without the driver's library)
+    (
+        "NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA"
+        " Display Driver is properly installed and present in your system.",
+        "nvidia-smi-no-driver",
+        True,
+    ),
     # NVIDIA/pyxis #4 (slurmd's log on the compute node, then srun's)
     (
         "[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or"
