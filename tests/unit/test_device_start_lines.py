@@ -25,6 +25,11 @@ LINES = [
         " to be zero.",
         "cuda-init-unknown-error",
     ),
+    # hpc-community.unige.ch t/4121 (c10/cuda/CUDAFunctions.cpp, cudaErrorInitializationError)
+    (
+        TRACEBACK + "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
+        "cuda-initialization-error",
+    ),
     # zhanghang1989/PyTorch-Encoding #368: the same, as torch.cuda's start-up warning
     (
         "/home/mona/venv/torchenc/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA"
