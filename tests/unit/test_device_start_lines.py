@@ -30,6 +30,20 @@ LINES = [
         TRACEBACK + "RuntimeError: CUDA driver initialization failed, you might not have a CUDA gpu.",
         "cuda-initialization-error",
     ),
+    # YanWenKun/ComfyUI-Docker #74 (c10/cuda/CUDAFunctions.cpp counting GPUs; fixed by updating Docker)
+    (
+        TRACEBACK + "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions"
+        " before calling NumCudaDevices() that might have already set an error? Error 500: named symbol not found",
+        "cuda-device-count-failed",
+    ),
+    # xorbitsai/inference #1704: the same as torch.cuda's start-up warning
+    (
+        "/opt/conda/lib/python3.10/site-packages/torch/cuda/__init__.py:118: UserWarning: CUDA initialization:"
+        " Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before calling"
+        " NumCudaDevices() that might have already set an error? Error 500: named symbol not found (Triggered"
+        " internally at ../c10/cuda/CUDAFunctions.cpp:108.)\n  return torch._C._cuda_getDeviceCount() > 0",
+        "cuda-device-count-failed",
+    ),
     # zhanghang1989/PyTorch-Encoding #368: the same, as torch.cuda's start-up warning
     (
         "/home/mona/venv/torchenc/lib/python3.8/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA"
