@@ -182,3 +182,72 @@ def test_a_container_runtimes_own_error_speaks_before_the_spank_line() -> None:
         "srun: error: node0: task 0: Exited with exit code 1"
     )
     assert verdict(text) == ("container-pyxis-start-failed", "system_software", True)
+
+
+# What the probe of the node's software found already right, kept so it stays right: each a line
+# from the public thread named beside it, with the labels tests/corpus/README.md gives it.
+ALREADY_RIGHT = [
+    # jax-ml/jax #28376 (XLA's cuInit on a node without a visible GPU)
+    (
+        "2025-04-29 09:53:32.455092: E external/xla/xla/stream_executor/cuda/cuda_platform.cc:51] failed call to"
+        " cuInit: INTERNAL: CUDA error: Failed call to cuInit: CUDA_ERROR_NO_DEVICE: no CUDA-capable device is"
+        " detected",
+        True,
+    ),
+    # NVIDIA/cuml #5961 (NCCL's CUDA check on a driver older than the runtime)
+    (
+        "VM-192-150-centos:2871:2871 [32523] misc/cudawrap.cc:182 NCCL WARN Cuda failure 'CUDA driver version is"
+        " insufficient for CUDA runtime version'",
+        True,
+    ),
+    # modelscope/ms-swift #6695 (a shared cache on NFS, every node)
+    (
+        '[rank1]:   File "/usr/local/lib/python3.10/dist-packages/datasets/arrow_dataset.py", line 4101, in'
+        " _select_with_indices_mapping\n[rank1]:     os.chmod(indices_cache_file_name, 0o666 & ~umask)\n"
+        "[rank1]: OSError: [Errno 116] Stale file handle: xxx",
+        True,
+    ),
+    # THUDM/slime #326 (Megatron's async checkpoint writer)
+    (
+        "ERROR: megatron.core.dist_checkpointing.strategies.filesystem_async: Local process 0 encountered an error:"
+        " [Errno 5] Input/output error",
+        True,
+    ),
+    # open-mmlab/mmdetection #12069 (saving a checkpoint)
+    (TRACEBACK + "OSError: [Errno 122] Disk quota exceeded", False),
+    # pytorch/ci-infra #490 (NCCL's shared-memory segment in a pod with a small /dev/shm)
+    (
+        "[2026-04-22 21:34:20] mt-l-x86iavx512-45-172-t4-4-csmpw-runner-g4sfw-workflow:202016:202235 [0]"
+        " misc/shmutils.cc:88 NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No"
+        " space left on device (28)",
+        False,
+    ),
+    # NVIDIA/enroot #111 (the NVIDIA hook failing in enroot)
+    (
+        "nvidia-container-cli: mount error: mount operation failed:"
+        " /tmp/enroot/pccl+containertest+0.1/usr/lib/firmware/nvidia/470.57.02: operation not permitted\n"
+        "[ERROR] /apps/enroot/3.4.0/gcc-11.2.0/etc/enroot/hooks.d/98-nvidia.sh exited with return code 1",
+        True,
+    ),
+    # apptainer/apptainer #952 (the image cannot be mounted on the node)
+    (
+        "           FATAL:   container creation failed: mount hook function failure: mount"
+        " /proc/self/fd/9->/var/apptainer/mnt/session/rootfs error: while mounting image /proc/self/fd/9:"
+        " squashfuse_ll exited with status 255: Something went wrong trying to read the squashfs image.",
+        True,
+    ),
+    # NVIDIA/nccl #1247 (NCCL's internal error through PyTorch)
+    (
+        "torch.distributed.DistBackendError: NCCL error in:"
+        " /root/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1333, internal error - please report this"
+        " issue to the NCCL developers, NCCL version 2.18.6\nncclInternalError: Internal check failed.\nLast"
+        " error:\nAttribute busid of node nic not found",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "retryable"), ALREADY_RIGHT)
+def test_the_nodes_software_that_was_already_read_right(text: str, retryable: bool) -> None:
+    _, category, retry = verdict(text)
+    assert (category, retry) == ("system_software", retryable)
