@@ -141,6 +141,13 @@ NODE_LINES = [
         "nvidia-smi-no-driver",
         True,
     ),
+    # ROCm/rocBLAS #1339 (no Tensile kernels for the GPU; the process then aborts)
+    (
+        "rocBLAS error: Cannot read /opt/rocm-5.4.0/lib/rocblas/library/TensileLibrary.dat: Illegal seek\n"
+        "Aborted (core dumped)",
+        "rocblas-no-kernel-library",
+        True,
+    ),
     # NVIDIA/pyxis #4 (slurmd's log on the compute node, then srun's)
     (
         "[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or"
