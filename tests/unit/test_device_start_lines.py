@@ -148,6 +148,19 @@ NODE_LINES = [
         "rocblas-no-kernel-library",
         True,
     ),
+    # ArjunaCluster/ArjunaUsers #21 (slurmd's own copy of the batch script gone on node c002)
+    (
+        "slurmstepd: error: execve(): /tmp/slurmd/job2997814/slurm_script: No such file or directory",
+        "scheduler-slurm-node-spool-missing",
+        True,
+    ),
+    # ArjunaCluster/ArjunaUsers #123 (job_container/tmpfs on the node)
+    (
+        "slurmstepd: error: container_p_join: open failed /scratch/119383/.active: No such file or directory\n"
+        "slurmstepd: error: container_g_join failed: 119383",
+        "scheduler-slurm-node-spool-missing",
+        True,
+    ),
     # NVIDIA/pyxis #4 (slurmd's log on the compute node, then srun's)
     (
         "[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or"
