@@ -68,6 +68,12 @@ LINES = [
         + "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.",
         "cuda-init-unknown-error",
     ),
+    # ai-dynamo/dynamo #391 (vLLM's DeviceConfig finding no platform)
+    (
+        '  File "/usr/local/lib/python3.12/dist-packages/vllm/config.py", line 1626, in __init__\n'
+        '    raise RuntimeError("Failed to infer device type")\nRuntimeError: Failed to infer device type',
+        "vllm-no-device-platform",
+    ),
     # jax-ml/jax #24866 (the raised status alone, as a traceback's last line)
     (
         TRACEBACK + "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: No visible GPU devices.",
