@@ -97,6 +97,20 @@ HEALTHY = [
 ]
 
 
+# MVIG-SJTU/AlphaPose #752: PyTorch 1.x's THC printed a caught start-up error twice and the demo
+# ran on to 100 %: a THCudaCheck line alone is no failure.
+THC_CAUGHT = (
+    "Loading YOLO model..\n"
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument\n"
+    "Loading pose model from ./pretrained_models/fast_421_res152_256x192.pth...\n"
+    "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=383 error=11 : invalid argument\n"
+)
+
+
+def test_a_thc_check_printed_and_caught_is_no_failure() -> None:
+    assert verdict(THC_CAUGHT) == (None, "none", None)
+
+
 @pytest.mark.parametrize("text", HEALTHY)
 def test_a_backend_skipped_at_start_is_no_failure(text: str) -> None:
     assert verdict(text) == (None, "none", None)
