@@ -119,14 +119,17 @@ class Observer:
 
     async def look(self) -> None:
         """One look at every watched attempt: one scheduler read, the logs that are due."""
-        asked = {w.job_id for w in self._watched.values()}
-        found = await self._observe(sorted(asked))
+        asked = dict(self._watched)  # the watches this read is for, by run
+        found = await self._observe(sorted({w.job_id for w in asked.values()}))
         now = time.monotonic()
         self.looks += 1
         spacing = max(self._pace(), len(self._watched) / LOG_READS_PER_SECOND)
-        for watched in list(self._watched.values()):
-            if watched.waiter.done() or watched.job_id not in asked:
-                continue  # woken already, or attached after the read: judged on the next look
+        for run_id, watched in asked.items():
+            # Woken already, or superseded while the read was on its way: a newer watch of the
+            # run (its successor attempt keeps the job id after a requeue) is judged on the next
+            # look, never on a read from before it attached.
+            if watched.waiter.done() or self._watched.get(run_id) is not watched:
+                continue
             obs = None if found is None else found.get(watched.job_id) or forgotten(watched.inp.attempt)
             due = now >= watched.next_read
             if due:

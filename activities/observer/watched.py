@@ -35,6 +35,10 @@ class Watched:
 
     def look(self, obs: JobObservation | None, now: float, read_log: bool, reading: LogReading) -> WatchResult | None:
         """One look at the attempt (`obs` None: the scheduler is away): the news, if any."""
+        if obs is not None and obs.restart_count < self.inp.attempt.restart_count:
+            # A read from before this attempt began (a stale cache, a slow read): its FAILED is
+            # the previous attempt's end, not this one's. No news until the scheduler catches up.
+            return None
         if obs is not None and self.log is None:
             self.log = open_log(obs, self.inp, now, reading)
         over = obs is not None and attempt_over(obs, self.inp.attempt)

@@ -10,6 +10,7 @@ import pytest
 from temporalio.client import Client
 
 from recovery.client import runs
+from recovery.workflows.models import RunStatus
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import start
 from tests.histories.record import FLAKY_GPU_JOB
@@ -24,10 +25,11 @@ async def test_whatif_reads_failures_from_temporal(embedded: Embedded, client: C
     spec = await start(client, script)
     status = await runs.wait_result(client, spec.run_id)
     embedded.stop_workers()
-    assert status is not None and status.run.state == "completed" and len(status.advice) == 2
+    assert status is not None
+    assert status.run.state == "completed" and len(status.advice) == 2, story(status)
     # What the strict policy's verdict rests on: two hardware crashes, each restart counted.
     seen = [(s.kind, d.category) for s, d in zip(status.symptoms, status.diagnoses, strict=True)]
-    assert seen == [("crash", "hardware")] * 2, (seen, [a.explanation for a in status.advice])
+    assert seen == [("crash", "hardware")] * 2, story(status)
     strict = tmp_path / "strict.yaml"
     strict.write_text("name: strict\nbudgets: {hardware: 1}\n")
     events_before = len((await client.get_workflow_handle(spec.run_id).fetch_history()).events)
@@ -46,3 +48,13 @@ async def test_whatif_reads_failures_from_temporal(embedded: Embedded, client: C
     assert same.returncode == 0, same.stderr
     assert "on 2 recorded failures: 0 decisions differ" in same.stdout
     assert len((await client.get_workflow_handle(spec.run_id).fetch_history()).events) == events_before
+
+
+def story(status: RunStatus) -> str:
+    """The run as a failure message: each attempt, what was seen on it, what was decided."""
+    lines = [f"attempt {a.index}: job {a.job_id} restart {a.restart_count} on {a.nodes}" for a in status.attempts]
+    for symptom, diagnosis in zip(status.symptoms, status.diagnoses, strict=False):
+        first = symptom.evidence[0].text if symptom.evidence else ""
+        lines.append(f"attempt {symptom.attempt_index}: {symptom.kind} ({first!r}) -> {diagnosis.category}")
+    lines += [f"advice: {a.operation} {a.status} {a.explanation}" for a in status.advice]
+    return "\n".join(lines)

@@ -11,7 +11,15 @@ from pathlib import Path
 from recovery.activities.logwatch import LogReading
 from recovery.activities.observer.loop import Observer
 from recovery.activities.schedulers.coalesce import CoalescingObserver
-from recovery.workflows.models import Attempt, JobState, SubmitRequest, TaskResult, WatchInput, WatchResult
+from recovery.workflows.models import (
+    Attempt,
+    JobObservation,
+    JobState,
+    SubmitRequest,
+    TaskResult,
+    WatchInput,
+    WatchResult,
+)
 from recovery.workflows.policy import Hang, Policy
 from tests.fakes import ScriptedScheduler
 
@@ -95,3 +103,65 @@ async def test_a_newer_watch_of_a_run_supersedes_the_older_one() -> None:
     observer.detach("run", old)  # the old watch's late goodbye leaves the new one attached
     assert observer.watching == 1
     observer.detach("run", new)
+
+
+class SlowReads(ScriptedScheduler):
+    """A scheduler whose reads take their time: each answers with the jobs as they were when it
+    began, after a gate opens, so the world can change while a read is on its way."""
+
+    def __init__(self) -> None:
+        super().__init__(["run"], later=["run"])
+        self.reading = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
+        found = await super().observe(job_ids)
+        self.reading.set()
+        await self.gate.wait()
+        return found
+
+
+def failed(scheduler: ScriptedScheduler, attempt: Attempt) -> None:
+    job = scheduler.jobs[attempt.job_id]
+    bad = TaskResult(node="node1", exit_code=1)
+    scheduler.jobs[attempt.job_id] = job.model_copy(update={"state": JobState.FAILED, "tasks": [bad]})
+
+
+async def test_a_successor_is_not_judged_on_a_read_from_before_its_requeue() -> None:
+    """The run's next attempt keeps the job id after a requeue: a read begun while its
+    predecessor lay FAILED must not end the successor (once, under CI load, a third 'crash')."""
+    scheduler = SlowReads()
+    first = await a_job(scheduler)
+    failed(scheduler, first)
+    observer = observer_of(scheduler)
+    old = observer.attach(watch(first))
+    await scheduler.reading.wait()  # a read of the FAILED job is on its way
+    await scheduler.requeue_hold(first.job_id)
+    successor = first.model_copy(update={"index": 1, "restart_count": 1})
+    new = observer.attach(watch(successor))
+    scheduler.gate.set()
+    looks = observer.looks
+    while observer.looks < looks + 5:
+        await asyncio.sleep(0.01)
+    assert old.cancelled() and not new.done(), "the successor, held in the queue, has no news"
+    observer.detach("run", new)
+
+
+async def test_a_read_that_lags_behind_the_attempt_is_no_news() -> None:
+    """A scheduler's answer that still shows the previous attempt (restart count below the
+    attempt's: a cache, a replica behind) waits for one that has caught up."""
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    first = await a_job(scheduler)
+    failed(scheduler, first)  # the scheduler still shows attempt 0's end
+    successor = first.model_copy(update={"index": 1, "restart_count": 1})
+    observer = observer_of(scheduler)
+    waiter = observer.attach(watch(successor))
+    while observer.looks < 5:
+        await asyncio.sleep(0.01)
+    assert not waiter.done()
+    job = scheduler.jobs[first.job_id]
+    scheduler.jobs[first.job_id] = job.model_copy(update={"restart_count": 1})  # caught up: it failed again
+    result = await asyncio.wait_for(waiter, 10)
+    observer.detach("run", waiter)
+    assert result.symptom is not None and result.symptom.kind == "crash"
+    assert result.symptom.attempt_index == 1

@@ -11,6 +11,7 @@ from temporalio.api.enums.v1 import EventType, IndexedValueType
 from temporalio.api.operatorservice.v1 import AddSearchAttributesRequest
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.contrib.pydantic import pydantic_data_converter
+from temporalio.service import RetryConfig
 from temporalio.testing import WorkflowEnvironment
 
 from recovery.workflows import search_attributes
@@ -43,6 +44,9 @@ async def skipping_env(test_server_bin: str) -> AsyncIterator[WorkflowEnvironmen
         # The SDK's default is 5 s: on a busy 2-core host the Java test server took longer once
         # (five tests of a module failed at setup in a run beside two other suites).
         test_server_startup_timeout=timedelta(seconds=60),
+        # The SDK retries a dropped call for 10 s: once on CI a loaded host broke a connection to
+        # the test server ("h2 protocol error") for longer. A minute of retries rides that out.
+        retry_config=RetryConfig(max_elapsed_time_millis=60_000, max_retries=30),
     )
     await register_search_attributes(env.client)
     async with env:
