@@ -43,7 +43,7 @@ JOB_READS_PER_SECOND = 10000.0
 # How long an attempt's read state outlives its watch, for the run's next watch of the same
 # attempt (after its first progress, after the safety timer) to carry on without a re-read.
 KEEP_SECONDS = 600.0
-IDLE_POLL_SECONDS = 1.0  # the loop's pace when nothing asks (it then waits for a watch)
+IDLE_POLL_SECONDS = 1.0  # the pace when nothing asks: the last watch let go (the loop then ends)
 
 
 class Observer:
@@ -54,12 +54,16 @@ class Observer:
         self.wakes = 0  # watches woken with news
         self._watched: dict[str, Watched] = {}  # by run id: a run has one watch at a time
         self._kept: dict[str, Watched] = {}  # let go of, kept for the run's next watch
-        self._arrived = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
     @property
     def watching(self) -> int:
         return len(self._watched)
+
+    @property
+    def looking(self) -> bool:
+        """Whether its loop runs (it does while anything is watched)."""
+        return self._task is not None and not self._task.done()
 
     def attach(self, inp: WatchInput) -> asyncio.Future[WatchResult]:
         """Watch the run's attempt from now on; its news completes the returned future. A run's
@@ -73,7 +77,6 @@ class Observer:
             if old.same_attempt(inp):
                 watched.log = old.log  # carry on where the last watch stopped reading
         self._watched[inp.run_id] = watched
-        self._arrived.set()
         self._start()
         return waiter
 
@@ -96,6 +99,8 @@ class Observer:
     def _stopped(self, task: asyncio.Task[None]) -> None:
         """The loop failed: every waiting watch fails with its error, so Temporal retries them
         (and their retries start the loop again). Nothing waits on a loop that is gone."""
+        if task is not self._task:
+            return  # a loop that ended idle, and a watch since started the next one
         error = None if task.cancelled() else task.exception()
         for watched in self._watched.values():
             if not watched.waiter.done():
@@ -105,10 +110,9 @@ class Observer:
                     watched.waiter.set_exception(error)
 
     async def _run(self) -> None:
-        while True:
-            if not self._watched:
-                self._arrived.clear()
-                await self._arrived.wait()
+        # Ends once nothing is watched (the next watch starts it again): no task is left pending
+        # for a worker's shutdown to find, and an idle worker runs no loop at all.
+        while self._watched:
             await self.look()
             await asyncio.sleep(self._pace())
 

@@ -165,3 +165,23 @@ async def test_a_read_that_lags_behind_the_attempt_is_no_news() -> None:
     observer.detach("run", waiter)
     assert result.symptom is not None and result.symptom.kind == "crash"
     assert result.symptom.attempt_index == 1
+
+
+async def test_the_loop_ends_with_the_last_watch_and_the_next_watch_starts_it() -> None:
+    """No loop is left pending for a worker's shutdown (asyncio's 'Task was destroyed but it is
+    pending!' on CI), and a watch after a quiet spell is served as the first was."""
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempt = await a_job(scheduler)
+    observer = observer_of(scheduler)
+    waiter = observer.attach(watch(attempt))
+    while observer.looks < 2:
+        await asyncio.sleep(0.01)
+    observer.detach("run", waiter)
+    for _ in range(500):
+        if not observer.looking:
+            break
+        await asyncio.sleep(0.01)
+    assert not observer.looking
+    failed(scheduler, attempt)
+    result = await news(observer, watch(attempt))
+    assert result.symptom is not None and result.symptom.kind == "crash"
