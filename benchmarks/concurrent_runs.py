@@ -266,16 +266,32 @@ def write_job(home: Path, every: float) -> Path:
 
 async def submit_all(client: Client, script: Path, count: int) -> dict[str, str]:
     """Start `count` runs, 50 at a time; returns run id -> name."""
+    from temporalio.exceptions import WorkflowAlreadyStartedError
+    from temporalio.service import RPCError, RPCStatusCode
+
     from recovery.client import runs
     from recovery.client.submit import build_spec
 
     gate = asyncio.Semaphore(50)
     started: dict[str, str] = {}
+    # A dev server saturated by thousands of runs answers a start after the client's 10 s (at
+    # 5,280 of 10,000 once, on a loaded host): the start is by run id, so it is tried again, and
+    # a run the timed-out call did start counts as started.
+    late = (RPCStatusCode.CANCELLED, RPCStatusCode.DEADLINE_EXCEEDED, RPCStatusCode.UNAVAILABLE)
 
     async def one(i: int) -> None:
         spec = build_spec(str(script), [], "local", "default", f"idle{i}", None, script.parent)
         async with gate:
-            await runs.start_run(client, spec)
+            for tries in itertools.count(1):
+                try:
+                    await runs.start_run(client, spec)
+                    break
+                except WorkflowAlreadyStartedError:
+                    break
+                except RPCError as e:
+                    if e.status not in late or tries == 10:
+                        raise
+                    await asyncio.sleep(tries)
         started[spec.run_id] = spec.name
 
     await asyncio.gather(*(one(i) for i in range(count)))
