@@ -111,6 +111,32 @@ FAILURES = [
         "network",
         True,
     ),
+    # NVIDIA/nccl#1664: an external IB net plugin keeps NCCL's completion-error wording
+    (
+        "worker-node1:2304:2340 [5] NCCL WARN NET/IBP:Got completion from peer 7.6.13.83<36315> with status=12"
+        " opcode=32698 len=32696 vendor err 129 (Send)",
+        "network",
+        True,
+    ),
+    # ROCm/rccl#1454 (nccl src/proxy.cc ncclPollProxyResponse): a rank's socket to its proxy failed,
+    # the consequence of an earlier failure
+    (
+        "UVOSLinux:31965:31971 [0] /usr/src/debug/rccl/build/hipify/src/proxy.cc:1190 NCCL WARN Socket recv"
+        " failed while polling for opId=0x7d9e780c40c0",
+        "unknown",
+        True,
+    ),
+    # pytorch/pytorch#116974 (slurm src/srun/launch.c _step_signal): srun ends the step itself after a
+    # task exited; the step's CANCELLED notice and the agents' SIGTERM are that kill, not a cancel
+    (
+        "    raise RendezvousClosedError()\ntorch.distributed.elastic.rendezvous.api.RendezvousClosedError\n"
+        "srun: error: cdr2596: task 1: Exited with exit code 1\nsrun: Terminating StepId=21941655.1\n"
+        "srun: error: cdr2598: task 2: Exited with exit code 1\n"
+        "slurmstepd: error: *** STEP 21941655.1 ON cdr2596 CANCELLED AT 2024-01-05T14:27:50 ***\n"
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers",
+        "unknown",
+        True,
+    ),
     # --- memory ---
     # libstdc++'s terminate handler: a native allocation failed
     (
@@ -218,3 +244,13 @@ def test_a_memory_failure_outranks_the_cascade_it_causes() -> None:
         " Connection closed by peer [10.0.0.2]:29345"
     )
     assert (found.category, found.retryable) == ("out_of_memory", False)
+
+
+def test_a_cancel_stays_a_cancel_unless_srun_ended_the_step() -> None:
+    # slurm src/slurmd/slurmstepd/req.c: the same notice after scancel, with no srun termination
+    cancelled = "slurmstepd: error: *** STEP 1234.0 ON node1 CANCELLED AT 2024-05-01T10:00:00 ***"
+    assert verdict(cancelled)[1:] == ("scheduler", False)
+    # srun ended another step (older wording "Terminating job step"): this step's cancel is still one
+    other = "srun: Terminating job step 1234.1\n" + cancelled
+    assert verdict(other)[1:] == ("scheduler", False)
+    assert verdict("srun: Terminating job step 1234.0\n" + cancelled)[1:] == ("unknown", True)
