@@ -89,6 +89,16 @@ EXEC_HOST_PATTERNS = [
     ("exec:host", r"^Node:\s+(?P<host>[\w.-]+)/\d{1,3}(?:\.\d{1,3}){3}\s*$"),
 ]
 MAX_EXEC_HOSTS = 8
+# srun announcing that it ends its own step (src/srun/launch.c _step_signal: `info("Terminating
+# %ps")`, "Terminating StepId=1234.0"; older releases "Terminating job step 1234.0"). It does so
+# when a task exited abnormally under --kill-on-bad-exit (or its wait for the other tasks ran
+# out), and slurmstepd then reports that step as cancelled: nobody cancelled the job, a task
+# failed first. Slurm 25.11 says so itself ("CANCELLED AT ... DUE TO TASK FAILURE"); older
+# releases printed a bare "*** STEP 1234.0 ON node CANCELLED AT ... ***".
+SRUN_PATTERNS = [("srun:terminating", r"^srun: Terminating (?:job step )?(?:StepId=)?(?P<step>\d+\.\w+)\s*$")]
+MAX_SRUN_STEPS = 64
+CANCELLED_BY_SRUN = ("slurm-cancelled", "scheduler-slurm-task-failure-kill")
+_CANCELLED_STEP = re.compile(r"\*\*\* STEP (\S+) ")
 # NCCL's detail of an error, as PyTorch prints it under the error (getNcclErrorDetailStr): a
 # `Last error:` line, then the text of the WARN that caused it (`Error while creating shared
 # memory segment ...`, `MNNVL ... is available but not working`).
@@ -111,6 +121,7 @@ EXTRA_PATTERNS = (
     + RENDEZVOUS_PATTERNS
     + PHASE_PATTERNS
     + EXEC_HOST_PATTERNS
+    + SRUN_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -186,6 +197,7 @@ class LogDiagnoser:
         self._details: list[int] = []  # lines of `Last error:` headers
         self._rendezvous = RankMapping()
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
+        self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
@@ -244,6 +256,10 @@ class LogDiagnoser:
             return None
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
+            return None
+        if matches[0].pattern == "srun:terminating":
+            if len(self._srun_ended) < MAX_SRUN_STEPS:
+                self._srun_ended.add(matches[0].groups["step"])
             return None
         if matches[0].pattern == "exec:host":
             if len(self._exec_hosts) < MAX_EXEC_HOSTS:
@@ -366,6 +382,7 @@ class LogDiagnoser:
         exceptions no signature knew (a bare one only at the log's end, as a traceback the log
         ends inside); else cascades."""
         tail = self.scanner.lines - BARE_EXCEPTION_TAIL
+        self._srun_cancels()
         # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
         # its peers still tell a network error who went away.
         live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
@@ -378,6 +395,23 @@ class LogDiagnoser:
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
         return roots or fallbacks or told or live
+
+    def _srun_cancels(self) -> None:
+        """srun ended a step itself after a task exited: that step's cancellation notice reads as
+        the task failure's kill, and the termination signals the step's processes then report
+        (a scheduler's, were it not srun) as follow-on errors of unknown cause. The failed task's
+        own error, when the log shows one, still wins over both."""
+        cancelled, killed = CANCELLED_BY_SRUN
+        if not self._srun_ended or cancelled not in self.catalog or killed not in self.catalog:
+            return
+        for c in self._pending:
+            if not c.signature.cascade or c.signature.category != "scheduler":
+                continue
+            step = _CANCELLED_STEP.search(c.match.text) if c.signature.id == cancelled else None
+            if step is not None and step.group(1) in self._srun_ended:
+                c.signature = self.catalog[killed]
+            elif c.signature.id != cancelled:
+                c.signature = c.signature.model_copy(update={"category": "unknown", "retryable": True})
 
     def _unfinished(self, after: int) -> list[_Candidate]:
         """A log that ends inside a traceback (cut off before its exception line) died of it."""

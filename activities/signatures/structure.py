@@ -25,8 +25,14 @@ from recovery.activities.signatures.tables import Fact, lookup
 
 # The launcher and logger prefixes an exception line may carry before the class name: srun's
 # `3: `, `[rank3]:`, torchrun's `[default0]:`, mpirun's `[1,0]<stderr>:`, Ray's
-# `(RayTrainWorker pid=123, ip=10.0.0.1)`, pdsh's `node7: `.
-_PREFIX = r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \")*"
+# `(RayTrainWorker pid=123, ip=10.0.0.1)`, pdsh's `node7: `, and the glog-style head PyTorch's
+# own log formatter (torch/_logging/_internal.py TorchLogsFormatter, used by torchelastic since
+# 2.2) puts on every line of a record, a logged traceback's too:
+# `E0319 23:40:35.118955 139795948843008 torch/distributed/elastic/agent/server/api.py:951] `.
+_PREFIX = (
+    r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \""
+    r"|[IWEF]\d{4} [\d:.]{8,15} +\d+ [\w./-]{1,200}\.py:\d+\] )*"
+)
 # A class: dotted module path, then a capitalised name of the kinds exceptions are named, with
 # the `_Name` tail of classes generated per error code (pynvml's `NVMLError_GpuIsLost`).
 _SUFFIXED = (
@@ -74,6 +80,12 @@ PATTERNS = [
     # `__del__`, a weakref or atexit callback, a ctypes callback): "Exception ignored in: <obj>"
     # (3.13: "Exception ignored while ..."), then the traceback. The program goes on.
     ("struct:ignored", r"^" + _PREFIX + r"Exception ignored (?:in\b|on calling |while )"),
+    # torchelastic's agent, once its own workers have succeeded, waits at an exit barrier for the
+    # other agents; when that wait fails it logs the exception with its traceback and returns the
+    # successful result anyway (torch/distributed/elastic/agent/server/api.py `_exit_barrier`:
+    # `except Exception: logger.exception("Error waiting on exit barrier. Elapsed: %s seconds")`).
+    # The store timeout or reset that traceback ends in was caught: this node finished.
+    ("struct:ignored", r"\bError waiting on exit barrier\. Elapsed: [\d.]+ seconds"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
