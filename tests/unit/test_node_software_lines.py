@@ -167,6 +167,42 @@ CONTAINERS = [
         "slurmstepd: error: pyxis: couldn't mkdir /run/pyxis/1000: Permission denied",
         ("container-pyxis-node-setup-failed", "system_software", True),
     ),
+    # gglyptodon/helixer-docker #5: Apptainer --nvccli on a node without nvidia-container-cli
+    (
+        "INFO:    Setting --writable-tmpfs (required by nvidia-container-cli)\n"
+        'FATAL:   container creation failed: exec: "/usr/bin/nvidia-container-cli": stat'
+        " /usr/bin/nvidia-container-cli: no such file or directory",
+        ("container-apptainer-creation-failed", "system_software", True),
+    ),
+    # pangenome/pggb #373: the node has no /etc/resolv.conf to bind
+    (
+        "FATAL:   container creation failed: open /etc/resolv.conf: no such file or directory",
+        ("container-apptainer-creation-failed", "system_software", True),
+    ),
+    # biocorecrg/MOP2 #49: no squashfuse on the node to mount the SIF
+    (
+        "  INFO:    squashfuse not found, will not be able to mount SIF\n"
+        "  FATAL:   container creation failed: mount hook function failure: mount /proc/self/fd/3->/usr/local/biotools/"
+        "apptainer/apptainer-1.1.4/var/apptainer/mnt/session/rootfs error: while mounting image /proc/self/fd/3:"
+        " squashfuse not found",
+        ("container-apptainer-creation-failed", "system_software", True),
+    ),
+    # getumbrel/llama-gpt #132: NVML failed on the host during the toolkit's detection
+    (
+        "Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime"
+        " create failed: runc create failed: unable to start container process: error during container init: error"
+        " running hook #0: error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+        "nvidia-container-cli: detection error: nvml error: unknown error: unknown",
+        ("container-nvidia-cli-error", "system_software", True),
+    ),
+    # mudler/LocalAGI #49: the image's own NVIDIA_REQUIRE_* expression does not parse
+    (
+        "Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime"
+        " create failed: runc create failed: unable to start container process: error during container init: error"
+        " running prestart hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n"
+        "nvidia-container-cli: requirement error: invalid expression: unknown",
+        ("container-nvidia-cli-requirement-invalid", "application", False),
+    ),
     # glibc's loader: the container's C library needs a newer kernel than the node's
     ("FATAL: kernel too old", ("container-glibc-kernel-too-old", "system_software", True)),
 ]
