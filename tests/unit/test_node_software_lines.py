@@ -271,6 +271,8 @@ def test_libraries_by_who_ships_them(text: str, labels: tuple[str, str, bool]) -
         "pyxis: completed container setup in 5100 ms",
         # pyxis_slurmstepd.c: an info line after a successful run
         "slurmstepd: pyxis: could not remove squashfs: No such file or directory",
+        # src/slurmd/slurmstepd/mgr.c: setpgid refused for a task; the launch goes on
+        "slurmstepd: error: Unable to put task 0 (pid 12345) into pgrp 12345: Operation not permitted",
         # src/slurmd/slurmstepd/slurmstepd.c: a debug option refused, the step goes on
         "slurmstepd: error: Use of --slurmd-debug is allowed only for root and SlurmUser(slurm), ignoring it",
     ],
