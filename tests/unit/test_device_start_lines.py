@@ -187,7 +187,8 @@ NODE_LINES = [
         " directory\n[2019-09-24T10:10:06.901] [321.0] error: spank: required plugin spank_pyxis.so:"
         " init_post_opt() failed with rc=-1\n[2019-09-24T10:10:06.901] [321.0] error: Plugin stack"
         " initialization failed.",
-        "container-spank-required-plugin-failed",
+        # pyxis's own error (it could not make its runtime directory on the node) speaks first
+        "container-pyxis-node-setup-failed",
         True,
     ),
     (
