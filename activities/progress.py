@@ -70,11 +70,22 @@ GATES: dict[str, str] = {
     "kv": r"(?i)(?:global_step|step|iteration|iter)\s*[=:]\s*\d",
     # `iteration` is left to Megatron's gate: a second gate on its lines doubled their cost.
     "loop": r"(?i)(?:^|[^\w])(?:step|iter)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
+    # A line that says how fast the run goes in a unit of its own (see `_timing`): MMEngine's and
+    # Detectron2's `time: 0.59`, Keras's `45ms/step`, TF's `sec/batch`, `examples/sec` and
+    # `global_step/sec:`, Paddle's `batch_cost:`/`ips:`, fairseq's `ups=`, DeepSpeed's
+    # `SamplesPerSec=`, YOLOX's `iter_time:`.
+    "pace": (
+        r"(?i)(?:(?:^|[^\w])(?:iter_time|batch_cost|batch_time|time)\s*[:=]\s*\d"
+        r"|\d\s*(?:ms|us|s|sec)/(?:step|it|iter|batch)\b"
+        r"|\d\s*(?:examples|samples|images|imgs|sequences|seqs|tokens|ins|instances)/s"
+        r"|[^\w]ups=\d|samplespersec=\d|global_step/sec:\s*\d|[^\w]ips:\s*\d)"
+    ),
 }
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _NUM = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_PAIR = re.compile(r"([A-Za-z_][\w/.-]{0,40})\s*[=:]\s*(" + _NUM + r"|nan|inf|saving|saved)\b")
+# A value ends at a separator: `0.224s` is a number with a unit (read by `_timing`), not `0.`.
+_PAIR = re.compile(r"([A-Za-z_][\w/.-]{0,40})\s*[=:]\s*(" + _NUM + r"|nan|inf|saving|saved)(?![\w.])")
 _GATES = {name: re.compile(pattern) for name, pattern in GATES.items()}
 
 _LOSS_KEYS = ("loss", "train_loss", "lm_loss", "train/loss", "reduced_train_loss", "lm loss")
@@ -269,6 +280,140 @@ def _loop(text: str) -> ProgressRecord | None:
     )
 
 
+# --- how fast, in the units trainers print ------------------------------------------------------
+# Each reading is (kind, value): "step_time" seconds per step; "steps/s"; a throughput in the
+# run's own unit; "interval" seconds since the previous line (several steps at once, e.g. TF's
+# `step = 30 (0.877 sec)` every 100 steps, NiftyNet's `(3.15s)` every iteration). A line's
+# readings are searched in this order, the first found wins: a per-step time or a step rate is
+# the cleanest measure; a throughput's unit (words, images) may vary with the batch.
+_UNIT = r"\s*(?P<unit>ms|us|s|sec|secs|seconds)?"
+_TIMINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    # Keras `45ms/step`, TF slim `(21.366 sec/step)`, TF1 `0.015 sec/batch`, tqdm-like `1.2 s/it`.
+    ("step_time", re.compile(r"(?P<value>" + _NUM + r")\s*(?P<unit>ms|us|s|sec)/(?:step|it|iter|batch)\b")),
+    # MMEngine/MMCV and Detectron2 `time: 0.593` (seconds per iteration over the logging window),
+    # YOLOX `iter_time: 0.224s`, Paddle `batch_cost: 0.4953` / `avg_batch_cost: 0.05536 sec`.
+    # `data_time`, `train_wall` and `eta` are other keys: the key must stand alone.
+    (
+        "step_time",
+        re.compile(
+            r"(?i)(?:^|[\s,|(\[])(?:iter_time|avg_batch_cost|batch_cost|batch_time|time)\s*[:=]\s*(?P<value>"
+            + _NUM
+            + r")"
+            + _UNIT
+            + r"(?![\w.:/-])"
+        ),
+    ),
+    # fairseq `ups=1.19` (updates per second), TF Estimator `global_step/sec: 5.3`.
+    ("steps/s", re.compile(r"(?i)(?:[^\w]ups=|global_step/sec:\s*)(?P<value>" + _NUM + r")(?![\w.])")),
+    # DeepSpeed's ThroughputTimer: the current rate, not the running average (which lags).
+    ("throughput", re.compile(r"(?i)CurrSamplesPerSec=(?P<value>" + _NUM + r")")),
+    # `8468.2 examples/sec`, Paddle `ips: 16.15 images/s`, `1156.1 images/sec`, fairseq `wps=`.
+    (
+        "throughput",
+        re.compile(
+            r"(?i)(?P<value>" + _NUM + r")\s*(?:examples|samples|images|imgs|sequences|seqs|tokens|ins|instances)"
+            r"/s(?:ec)?\b"
+        ),
+    ),
+    ("throughput", re.compile(r"(?i)(?:examples/sec:|[^\w]wps=|SamplesPerSec=)\s*(?P<value>" + _NUM + r")(?![\w.])")),
+    # A duration in parentheses after the step: the time since the previous line.
+    ("interval", re.compile(r"\(\s*(?P<value>" + _NUM + r")\s*(?P<unit>s|sec|secs|seconds)\s*\)")),
+)
+_SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "ms": 1e-3, "us": 1e-6}
+# Readings that say how fast the run goes even on a line with no step counter: TF Estimator's
+# `global_step/sec:` and TPUEstimator's `examples/sec:` lines, DeepSpeed's timer. A bare
+# `tokens/s` (an inference server's load) or `time: 3` on its own is no training pace.
+_ALONE = re.compile(r"(?i)global_step/sec:|examples/sec|SamplesPerSec=|sec/batch|[^\w]ups=")
+
+
+def _timing(text: str) -> tuple[str, float] | None:
+    """How fast the line says the run goes: (kind, value) as in `_TIMINGS`, values in seconds."""
+    for kind, rx in _TIMINGS:
+        m = rx.search(text)
+        if m is None:
+            continue
+        value = _float(m.group("value"))
+        if value is None or value <= 0:
+            continue
+        unit = m.groupdict().get("unit")
+        return kind, value * _SECONDS[unit.lower() if unit else None] if kind in ("step_time", "interval") else value
+    return None
+
+
+def _with_timing(record: ProgressRecord, text: str) -> ProgressRecord:
+    """The record with the pace its line shows in a trainer's own unit, when it has none yet.
+    The unit joins the format name: a run whose lines show two units (TF Estimator's loss line
+    and its `global_step/sec:` line) makes two series, never one of mixed units."""
+    if record.rate is not None:
+        return record
+    found = _timing(text)
+    if found is None:
+        return record
+    kind, value = found
+    fmt = f"{record.format}:{kind}"
+    if kind == "step_time":
+        return replace(record, step_time=value, format=fmt)
+    if kind == "steps/s":
+        return replace(record, step_time=1.0 / value, format=fmt)
+    # A throughput, or lines per second when each line covers the same number of steps.
+    return replace(record, throughput=value if kind == "throughput" else 1.0 / value, format=fmt)
+
+
+# Counters trainers print without a `step` key: MMEngine/MMCV `Epoch(train) [1][20/1563]` and
+# `Iter(train) [  50/1000]`, Paddle `Epoch: [0] [  20/1000]`, fairseq `epoch 001:    100 / 1557`,
+# Keras `1875/1875 [=====...]` or `782/782 ━━━━ 35s 45ms/step`, a bare `Epoch 3 ...`.
+_EPOCH_COUNTER = re.compile(
+    r"(?i)\bepoch(?:\((?P<mode>\w+)\))?\s*:?\s*\[?\s*(?P<epoch>\d+)\s*\]?\s*(?::|,)?\s*"
+    r"(?:\[\s*(?P<i>\d+)\s*/\s*(?P<n>\d+)\s*\]|(?P<i2>\d+)\s*/\s*(?P<n2>\d+)(?!\d))?"
+)
+_ITER_COUNTER = re.compile(r"(?i)\biter\((?P<mode>\w+)\)\s*\[\s*(?P<i>\d+)\s*/\s*(?P<n>\d+)\s*\]")
+_BAR_COUNTER = re.compile(r"^\s*(?P<i>\d+)/(?P<n>\d+)\s+(?:\[[=>.]*\]|\S*\u2501)")
+_BRACKET_COUNTER = re.compile(r"^\s*\[\s*(?P<i>\d+)\s*/\s*(?P<n>\d+)\s*\]")
+
+
+def _counter(text: str) -> ProgressRecord | None:
+    """Which step a line without a step key reports, from its counter's structure."""
+    m = _ITER_COUNTER.search(text)
+    if m is not None:
+        mode = m.group("mode").lower()
+        return ProgressRecord(step=int(m.group("i")), total=int(m.group("n")), format=_mode("iter", mode))
+    m = _EPOCH_COUNTER.search(text)
+    if m is not None:
+        epoch = int(m.group("epoch"))
+        mode = (m.group("mode") or "").lower()
+        done, per = m.group("i") or m.group("i2"), m.group("n") or m.group("n2")
+        if done is None or per is None:
+            return ProgressRecord(step=epoch, epoch=float(epoch), format=_mode("epoch", mode))
+        # A step count that restarts each epoch: numbered across epochs, so that steps only
+        # go forward (epochs may count from 0 or 1: either way they are in order).
+        step = epoch * int(per) + int(done)
+        return ProgressRecord(step=step, epoch=float(epoch), format=_mode("epoch-iter", mode))
+    m = _BAR_COUNTER.search(text) or _BRACKET_COUNTER.search(text)
+    if m is not None:
+        return ProgressRecord(step=int(m.group("i")), total=int(m.group("n")), format="bar")
+    return None
+
+
+def _mode(name: str, mode: str) -> str:
+    """Training lines and evaluation lines (MMEngine's `Epoch(val)`) are different series."""
+    return name if mode in ("", "train") else f"{name}-{mode}"
+
+
+def _pace(text: str) -> ProgressRecord | None:
+    """A line whose pace is in a trainer's own unit, with or without a step counter."""
+    m = _KV_STEP.search(text)
+    if m is not None:
+        record = _record(_pairs(text), "kv")
+        record = replace(record, step=int(m.group(1)), total=record.total or _int(m.group(2)), format="pace")
+    else:
+        counted = _counter(text) or (ProgressRecord(format="pace") if _ALONE.search(text) else None)
+        if counted is None:
+            return None
+        record = replace(counted, loss=_first(_pairs(text), _LOSS_KEYS, _float))
+    record = _with_timing(record, text)
+    return record if record.rate is not None else None
+
+
 _PARSERS: dict[str, Callable[[str], ProgressRecord | None]] = {
     "structured": _structured,
     "json": _json,
@@ -278,6 +423,7 @@ _PARSERS: dict[str, Callable[[str], ProgressRecord | None]] = {
     "tqdm": _tqdm,
     "kv": _kv,
     "loop": _loop,
+    "pace": _pace,
 }
 
 
@@ -335,5 +481,7 @@ class ProgressParser:
             # Gates are checked on the raw line, the fields on the line without colour codes.
             gated = name in formats if formats is not None else _GATES[name].search(raw)
             if gated and (record := parse(text)) is not None:
-                return record
+                # A step line whose pace is in the trainer's own unit (Detectron2's `time:`,
+                # TF's `examples/sec`): kv and loop lines read the step, this the pace.
+                return _with_timing(record, text) if name in ("kv", "loop") else record
         return None

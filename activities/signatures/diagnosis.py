@@ -272,7 +272,11 @@ class LogDiagnoser:
         elastic = [m for m in matches if m.pattern.startswith("elastic:")]
         if elastic:
             self._elastic(elastic)
-            return None
+            # MMEngine's and Detectron2's `time: 0.59` is also an elastic field's shape: a line a
+            # progress gate matched is still read for its progress.
+            matches = [m for m in matches if m.pattern.startswith("progress:")]
+            if not matches:
+                return None
         user = any(m.pattern.startswith("progress:user") for m in matches)
         formats = None if user else [m.pattern.removeprefix("progress:") for m in matches]
         rank = line_rank(matches[0].text)
