@@ -12,7 +12,9 @@ and unknown keys are ignored. `recovery.report_progress` prints it for you.
 Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch Lightning and
 tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines, `step=N ...`
 key/value lines, and hand-written loops' `step N/M ... loss X` or `iter N: loss X, time T ms`
-(nanoGPT, llm.c); and user patterns (RE2 syntax) with named groups among `FIELDS`.
+(nanoGPT, llm.c); lines that give the pace in a trainer's own unit (MMEngine, Detectron2,
+Keras, TF1/Estimator, PaddlePaddle, fairseq, DeepSpeed, YOLOX: see `_TIMINGS`); and user
+patterns (RE2 syntax) with named groups among `FIELDS`.
 """
 
 from __future__ import annotations
@@ -78,7 +80,8 @@ GATES: dict[str, str] = {
         r"(?i)(?:(?:^|[^\w])(?:iter_time|batch_cost|batch_time|time)\s*[:=]\s*\d"
         r"|\d\s*(?:ms|us|s|sec)/(?:step|it|iter|batch)\b"
         r"|\d\s*(?:examples|samples|images|imgs|sequences|seqs|tokens|ins|instances)/s"
-        r"|[^\w]ups=\d|samplespersec=\d|global_step/sec:\s*\d|[^\w]ips:\s*\d)"
+        r"|[^\w]ups=\d|samplespersec=\d|global_step/sec:\s*\d|examples/sec:\s*\d|[^\w]ips:\s*\d"
+        r"|[^\w]Time\s+\d[\d.]*\s*\(\s*\d|[^\w]time\(s\):\s*\d)"
     ),
 }
 
@@ -296,13 +299,16 @@ _TIMINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "step_time",
         re.compile(
-            r"(?i)(?:^|[\s,|(\[])(?:iter_time|avg_batch_cost|batch_cost|batch_time|time)\s*[:=]\s*(?P<value>"
+            r"(?i)(?:^|[\s,|(\[])(?:iter_time|avg_batch_cost|batch_cost|batch_time|time(?:\(s\))?)\s*[:=]\s*(?P<value>"
             + _NUM
             + r")"
             + _UNIT
             + r"(?![\w.:/-])"
         ),
     ),
+    # The PyTorch ImageNet example's AverageMeter, copied by many trainers: `Time 0.470 (1.206)`,
+    # this batch's seconds and (in parentheses) the running mean; the first is the pace now.
+    ("step_time", re.compile(r"(?:^|[^\w])Time\s+(?P<value>" + _NUM + r")\s*\(\s*" + _NUM + r"\s*\)")),
     # fairseq `ups=1.19` (updates per second), TF Estimator `global_step/sec: 5.3`.
     ("steps/s", re.compile(r"(?i)(?:[^\w]ups=|global_step/sec:\s*)(?P<value>" + _NUM + r")(?![\w.])")),
     # DeepSpeed's ThroughputTimer: the current rate, not the running average (which lags).
