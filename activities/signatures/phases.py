@@ -104,6 +104,12 @@ PATTERNS = [
     ),
     (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
+    # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
+    # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init
+    # COMPLETE`. A log that ends in that output never finished setting the communicator up.
+    (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
+    (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
+    (MORE, r"NCCL INFO "),
     # The C++ stack c10 prints under a warning (`Exception raised from recvBytes at ...`, `frame #3: ...`).
     (MORE, r"^(?:\[rank\d+\]:)?(?:frame #\d+: |Exception raised from \w+ at )"),
     (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
@@ -207,7 +213,7 @@ def signature(match: LineMatch) -> Signature:
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect"):
+    for group in ("barrier", "dump", "connect", "nccl_init"):
         if group in match.groups:
             value = match.groups[group]
             return f"barrier:{value}" if group == "barrier" and value else group

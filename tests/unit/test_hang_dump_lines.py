@@ -211,3 +211,29 @@ def test_a_caught_error_from_barrier_then_progress_is_healthy() -> None:
         + "".join(f"Epoch 1 step {i} loss 0.{60 - i}\n" for i in range(1, 12))
     )
     assert _read(log)[0] == "none"
+
+
+# --- NCCL's communicator init that never completed ------------------------------------------------
+
+# NCCL src/init.c at NCCL_DEBUG=INFO (2.19+), as a public multi-node log prints it
+NCCL = "[2026-04-28 14:14:42] worker-0:2342:3742 [{r}] NCCL INFO "
+
+
+def _init(rank: int, ranks: int, end: str) -> str:
+    return (
+        NCCL.format(r=rank) + f"ncclCommInitRank comm 0x7fd97aa3efa{rank} rank {rank} nranks {ranks} cudaDev {rank}"
+        f" nvmlDev {rank} busId 69020 commId 0x43cd2ca05a3d557 - {end}\n"
+    )
+
+
+def test_a_log_that_ends_inside_nccl_init_is_a_hang() -> None:
+    log = "".join(_init(r, 16, "Init START") for r in range(4))
+    log += "".join(NCCL.format(r=r) + "Setting affinity for GPU 4 to ffffffff\n" for r in range(4))
+    log += NCCL.format(r=0) + "comm 0x7fd97aa3efa0 rank 0 nRanks 16 nNodes 2 localRanks 8 localRank 0 MNNVL 0\n"
+    assert _read(log) == HUNG
+
+
+def test_a_completed_nccl_init_is_healthy() -> None:
+    log = "".join(_init(r, 2, "Init START") for r in range(2))
+    log += "".join(_init(r, 2, "localSize 2 used 1234 bytes on core 1 - Init COMPLETE") for r in range(2))
+    assert _read(log)[0] == "none"
