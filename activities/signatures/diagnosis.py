@@ -38,8 +38,8 @@ from functools import cache
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
 from recovery.activities.signatures.pace import LogPace
+from recovery.activities.signatures.phases import INTERRUPTED_WAITING, WAIT, Phases
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
-from recovery.activities.signatures.phases import Phases
 from recovery.activities.signatures.phases import signature as phase_signature
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
@@ -125,6 +125,9 @@ EXTRA_PATTERNS = (
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
+# How close to an interrupt's exception line its wait frame must be: the innermost three frames,
+# each a `File` line, its source line and (Python 3.11+) a line of carets under the call.
+INNERMOST_LINES = 9
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
 # a log that ends in one died of it; one in the middle was logged and lived on.
 BARE_EXCEPTION_TAIL = 100
@@ -199,6 +202,7 @@ class LogDiagnoser:
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
+        self._wait_frame: LineMatch | None = None  # the latest traceback frame in a wait point
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
@@ -247,9 +251,11 @@ class LogDiagnoser:
             self._header = None  # its exception line closed the traceback
         for phase in (m for m in matches if m.pattern.startswith("phase:")):
             self._phases.line(phase)
+        for frame in (m for m in matches if m.pattern == WAIT):
+            self._wait_frame = frame
         if signatures or structure:
             return None
-        if all(m.pattern.startswith("phase:") for m in matches):
+        if all(m.pattern.startswith("phase:") or m.pattern == WAIT for m in matches):
             return None
         if matches[0].pattern.startswith("rdzv:"):
             self._rendezvous.line(matches[0])
@@ -328,7 +334,19 @@ class LogDiagnoser:
             self._header = (match.line, context) if prefixed else None
         uncaught = self._tracebacks.line(match, line_context(match.text))
         if uncaught is not None and not recognised:
+            if self._interrupted_waiting(uncaught):
+                self._add_candidate(match, INTERRUPTED_WAITING)
+                return
             self._add_candidate(match, uncaught_signature(uncaught), fallback=True, bare=not uncaught.traceback)
+
+    def _interrupted_waiting(self, uncaught: Uncaught) -> bool:
+        """A KeyboardInterrupt whose traceback's innermost frames wait in a collective, a barrier, a
+        store or a rendezvous: someone stopped a process stuck there (Ctrl-C on a hung job)."""
+        frame = self._wait_frame
+        if uncaught.fact is None or uncaught.fact.name != "KeyboardInterrupt" or frame is None:
+            return False
+        same_writer = line_context(frame.text).rank == line_context(uncaught.match.text).rank
+        return same_writer and 0 < uncaught.match.line - frame.line <= INNERMOST_LINES
 
     def _elastic(self, matches: list[LineMatch]) -> None:
         for m in matches:
@@ -398,6 +416,11 @@ class LogDiagnoser:
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
+        if not (roots or fallbacks or told) and any(c.signature is INTERRUPTED_WAITING for c in live):
+            # Follow-on lines of unknown cause only, and an interrupt whose frames show the process
+            # waiting: the user stopped a hung job, so the interrupt notices before it (torchelastic's
+            # "Received 2 death signal") are the stop, and the wait (or another hang line) is the story.
+            return [c for c in live if c.signature.symptom == "hang"]
         return roots or fallbacks or told or live
 
     def _srun_cancels(self) -> None:

@@ -20,6 +20,14 @@ Openers and closers, as their sources print them:
   when its deadline passes, then every thread's stack. A dump alone (a registered signal, py-spy,
   one after `Fatal Python error:`, which is a failure of its own) says nothing of being stuck: a
   healthy run gets profiled too.
+- A dump whose frames stop in a wait point (the `wait-points` table: a torch.distributed
+  collective or barrier, a store get, a rendezvous, a CUDA synchronisation, c10d's or NCCL's
+  native waits) and that ends the log: someone dumped a process that was waiting for its peers
+  and nothing followed. Read in the dumpers' own frame formats: py-spy (`    all_reduce
+  (torch/distributed/distributed_c10d.py:2050)`, innermost first, under `Thread 42 (idle):
+  "MainThread"`), faulthandler (`  File "x.py", line 2050 in all_reduce`, no comma) and gdb's
+  backtrace (`#2  0x00007f... in c10d::ProcessGroupNCCL::WorkNCCL::wait(...)`). A traceback's
+  frames (`, line 2050, in all_reduce`) are not a dump: an exception passed through there.
 
 Any progress line (a step reported) closes every phase: the run got past it.
 """
@@ -28,6 +36,7 @@ from __future__ import annotations
 
 from recovery.activities.signatures.catalog import Signature
 from recovery.activities.signatures.scanner import LineMatch
+from recovery.activities.signatures.tables import escape, lookup
 
 OPEN = "phase:open"
 CLOSE = "phase:close"
@@ -35,6 +44,30 @@ MORE = "phase:more"  # a line that belongs to an open phase's output (a frame of
 # Each phase has a name (the `phase` group, else the pattern's own): a closer ends the phase of
 # its name, and once ended a phase does not reopen until progress shows a new attempt (every
 # rank adds its barrier key before any rank completes the barrier, but their lines interleave).
+WAIT = "wait:frame"  # a traceback's frame in a wait point (diagnosis reads an interrupt there)
+
+
+def _wait_points() -> tuple[str, str, str]:
+    """Patterns for a frame in a wait point, from the `wait-points` table: the `(?:dir/)module` and
+    function alternatives of Python frames (a path in any directory, `/` or `\\` separated), and
+    the native symbols' alternatives."""
+    python: list[tuple[str, str]] = []
+    native: list[str] = []
+    for entry in lookup("wait-points").table.entries:
+        if entry["frame"] == "python":
+            module = r"[/\\]".join(escape(part) for part in str(entry["name"]).split("/"))
+            functions = "|".join(escape(str(f)) for f in entry["functions"])
+            python.append((module, functions))
+        else:
+            native.extend(escape(str(n)) for n in [entry["name"], *entry.get("names", ())])
+    # A quoted path (traceback, faulthandler): `"/site-packages/torch/.../distributed_c10d.py", line N[,] in f`.
+    quoted = "|".join(rf'(?:[^"]*[/\\])?{m}", line \d+{{comma}} in (?:{f})' for m, f in python)
+    # py-spy's `    f (torch/distributed/distributed_c10d.py:N)`: the path is relative to site-packages.
+    spy = "|".join(rf"(?:{f}) \((?:[^()\s]*[/\\])?{m}:\d+\)" for m, f in python)
+    return quoted, spy, "|".join(native)
+
+
+_QUOTED, _SPY, _NATIVE = _wait_points()
 PATTERNS = [
     (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
     # faulthandler.dump_traceback_later's deadline passed (Modules/faulthandler.c: "Timeout (%s)!"
@@ -42,9 +75,23 @@ PATTERNS = [
     (OPEN, r"^(?:\[rank\d+\]:)?(?P<dump>Timeout) \(\d+:\d\d:\d\d(?:\.\d+)?\)!\s*$"),
     # faulthandler's thread header and frame (`  File "x.py", line 324 in wait`: no comma, unlike a traceback's)
     # and py-spy's (`    fetchall (sqlalchemy/engine/cursor.py:1197)`).
-    (MORE, r"^(?:\[rank\d+\]:)?Thread 0x[0-9a-f]+ \(most recent call first\):"),
+    (MORE, r"^(?:\[rank\d+\]:)?(?:Current thread|Thread) 0x[0-9a-f]+ \(most recent call first\):"),
     (MORE, r"^(?:\[rank\d+\]:)?\s+File \"[^\"]+\", line \d+ in [\w<>]+\s*$"),
     (MORE, r"^\s+[\w<>.]+ \([\w./<>-]+\.py:\d+\)\s*$"),
+    # py-spy's headers (src/dump.rs: `Process 6473: <command line>`, `Python v3.11.2 (<binary>)`,
+    # `Thread 42 (idle): "MainThread"`, `Thread 0x7F.. (active+gil)`) and gdb's (`Thread 1 (Thread
+    # 0x7f.. (LWP 47240) "python"):`, frames `#2  0x00007f.. in sym (...) from lib.so`).
+    (MORE, r"^Process \d+: \S|^Python v\d+\.\d+\.\d+ \("),
+    (MORE, r"^(?:\[rank\d+\]:)?Thread (?:\d+|0x[0-9A-Fa-f]+) \((?:idle|active|gil)[^)]*\)"),
+    (MORE, r"^Thread \d+ \(Thread 0x[0-9a-f]+ \(LWP \d+\)"),
+    (MORE, r"^#\d+\s+(?:0x[0-9a-f]+ in )?[\w:~<>@.?]+ \("),
+    # A dump's frame in a wait point (the `dump` phase, as the faulthandler timeout's).
+    (OPEN, r"^(?:\[rank\d+\]:)?\s+File \"(?P<dump>)(?:" + _QUOTED.format(comma="") + r")\s*$"),
+    (OPEN, r"^(?:\[rank\d+\]:)?\s+(?P<dump>)(?:" + _SPY + r")\s*$"),
+    (OPEN, r"^#\d+\s+(?:0x[0-9a-f]+ in )?(?P<dump>)(?:" + _NATIVE + r")\s*\("),
+    # A traceback's frame there: not a phase (an exception passed through it), but the frame an
+    # interrupt's traceback stops in says where the process waited (diagnosis.py).
+    (WAIT, r"File \"(?:" + _QUOTED.format(comma=",") + r")\s*$"),
     # Connecting again and again to the rendezvous store or a peer: c10d's TCPStore client
     # (TCPStore.cpp "TCP client failed to connect/validate to host %s:%d - retrying (try=%d, ...)"),
     # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying"). Each attempt is a
@@ -57,6 +104,12 @@ PATTERNS = [
     ),
     (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
+    # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
+    # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init
+    # COMPLETE`. A log that ends in that output never finished setting the communicator up.
+    (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
+    (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
+    (MORE, r"NCCL INFO "),
     # The C++ stack c10 prints under a warning (`Exception raised from recvBytes at ...`, `frame #3: ...`).
     (MORE, r"^(?:\[rank\d+\]:)?(?:frame #\d+: |Exception raised from \w+ at )"),
     (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
@@ -93,6 +146,24 @@ CONNECTING = Signature.model_construct(
     category="network",
     retryable=True,
     cascade=True,  # the reporter waits; the host it cannot reach (its `peer`) is the place
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+
+INTERRUPTED_WAITING = Signature.model_construct(
+    id="interrupted-while-waiting",
+    description=(
+        "the process was interrupted (Ctrl-C) while it waited in a collective, a barrier, the "
+        "rendezvous store or a GPU synchronisation: the job hung there (the wait says where, not why)"
+    ),
+    pattern="",
+    symptom="hang",
+    category="unknown",
+    retryable=True,
+    cascade=True,  # the interrupted rank waited for the others: it is not the culprit
     priority=-2,
     exclude=False,
     examples=(),
@@ -142,7 +213,7 @@ def signature(match: LineMatch) -> Signature:
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect"):
+    for group in ("barrier", "dump", "connect", "nccl_init"):
         if group in match.groups:
             value = match.groups[group]
             return f"barrier:{value}" if group == "barrier" and value else group
