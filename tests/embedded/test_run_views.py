@@ -258,13 +258,24 @@ async def test_status_watch_redraws_until_the_run_ends(embedded: Embedded, clien
 def test_ctrl_c_ends_a_watch_cleanly(embedded: Embedded, worker: None) -> None:
     run_id = submit(embedded, embedded.job_script("watch-int", steps=2000))
     watcher = popen(embedded, "status", run_id, "--watch", "--json")
-    assert watcher.stdout is not None
-    first = RunStatus.model_validate_json(watcher.stdout.readline())
-    assert first.run.id == run_id
-    watcher.send_signal(signal.SIGINT)
-    watcher.communicate(timeout=30)
-    assert watcher.returncode == 0
-    assert embedded.recovery("cancel", run_id, "--kill-job").returncode == 0
+    try:
+        assert watcher.stdout is not None
+        first = RunStatus.model_validate_json(watcher.stdout.readline())
+        assert first.run.id == run_id
+        watcher.send_signal(signal.SIGINT)
+        try:
+            _, err = watcher.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            watcher.kill()
+            _, err = watcher.communicate()
+            raise AssertionError(f"the watch outlived Ctrl-C by 30 s; its stderr: {err!r}") from None
+        assert watcher.returncode == 0, err
+    finally:
+        # Whatever happened above, the run's 2,000-step job must not hold its nodes into the
+        # next tests (once, a watch that missed its Ctrl-C left it running, and three later
+        # tests found their fault node taken).
+        cancelled = embedded.recovery("cancel", run_id, "--kill-job")
+    assert cancelled.returncode == 0, cancelled.stderr
 
 
 # --- signals with --json ---------------------------------------------------------------------
