@@ -45,8 +45,10 @@ async def start_as(client: Client, script: Path, owner: str) -> RunSpec:
     return spec
 
 
-def popen(embedded: Embedded, *args: str) -> subprocess.Popen[str]:
-    """The CLI, running while the test goes on (a follower, a watcher)."""
+def popen(embedded: Embedded, *args: str, hears_ctrl_c: bool = False) -> subprocess.Popen[str]:
+    """The CLI, running while the test goes on (a follower, a watcher). `hears_ctrl_c`: SIGINT as
+    from a terminal, whatever the test run inherited (one started in the background by a
+    non-interactive shell ignores SIGINT, and its children would too: POSIX)."""
     return subprocess.Popen(
         [sys.executable, "-m", "recovery.worker", *args],
         env=embedded.env,
@@ -54,7 +56,12 @@ def popen(embedded: Embedded, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_default_sigint if hears_ctrl_c else None,  # one signal call in the child: fork-safe
     )
+
+
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def submit(embedded: Embedded, script: Path, *options: str) -> str:
@@ -257,7 +264,7 @@ async def test_status_watch_redraws_until_the_run_ends(embedded: Embedded, clien
 @pytest.mark.timeout(120)
 def test_ctrl_c_ends_a_watch_cleanly(embedded: Embedded, worker: None) -> None:
     run_id = submit(embedded, embedded.job_script("watch-int", steps=2000))
-    watcher = popen(embedded, "status", run_id, "--watch", "--json")
+    watcher = popen(embedded, "status", run_id, "--watch", "--json", hears_ctrl_c=True)
     try:
         assert watcher.stdout is not None
         first = RunStatus.model_validate_json(watcher.stdout.readline())
