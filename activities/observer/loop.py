@@ -14,6 +14,11 @@ It is level-triggered: each look judges what is true now (the scheduler's state,
 from the attempt's recorded offset), not which events it saw. A watch attached after a worker
 loss (Temporal retries the lost activity on a live worker) or after the run's safety timer is
 judged on its first look, so a job that ended meanwhile wakes its run at once.
+
+A scheduler that can say what changed (`Watchable`: the local one) is read as a list-and-watch:
+every watched job once, then only the jobs that changed since the last answer, applied to the
+jobs held in memory, and every job again each FULL_READ_SECONDS. Reading all 1,000 watched jobs
+four times a second was most of an idle worker's CPU (parsing 4,000 observations a second).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from recovery.activities import metrics
 from recovery.activities.logwatch import LogReading
 from recovery.activities.observer.news import forgotten
 from recovery.activities.observer.watched import Watched
-from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
+from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable, Watchable
 from recovery.activities.schedulers.coalesce import CoalescingObserver
 from recovery.workflows.models import JobObservation, WatchInput, WatchResult
 
@@ -43,6 +48,10 @@ JOB_READS_PER_SECOND = 10000.0
 # How long an attempt's read state outlives its watch, for the run's next watch of the same
 # attempt (after its first progress, after the safety timer) to carry on without a re-read.
 KEEP_SECONDS = 600.0
+# A list-and-watch reads every watched job again this often (what a missed change would cost),
+# in slices of FULL_READ_SLICE jobs so that parsing 10,000 never holds the event loop for long.
+FULL_READ_SECONDS = 60.0
+FULL_READ_SLICE = 500
 IDLE_POLL_SECONDS = 1.0  # the pace when nothing asks: the last watch let go (the loop then ends)
 
 
@@ -55,6 +64,10 @@ class Observer:
         self._watched: dict[str, Watched] = {}  # by run id: a run has one watch at a time
         self._kept: dict[str, Watched] = {}  # let go of, kept for the run's next watch
         self._task: asyncio.Task[None] | None = None
+        # The list-and-watch (a Watchable scheduler): the jobs as of `_cursor`, each current.
+        self._jobs: dict[str, JobObservation] = {}
+        self._cursor: str | None = None
+        self._full_read_at = 0.0
 
     @property
     def watching(self) -> int:
@@ -150,15 +163,49 @@ class Observer:
 
     async def _observe(self, job_ids: list[str]) -> dict[str, JobObservation] | None:
         """The jobs now (a job missing: the scheduler forgot it); None if the scheduler is away."""
+        scheduler = self.coalescer.scheduler
         try:
+            if isinstance(scheduler, Watchable):
+                return await self._changed(scheduler, job_ids)
             return await self.coalescer.observe(job_ids)
         except SchedulerUnavailable as e:
             # The watches outlive scheduler restarts: they keep heartbeating, the loop looks again.
+            self._cursor = None
             metrics.scheduler_error("SchedulerUnavailable")
             log.warning("scheduler unavailable", jobs=len(job_ids), error=str(e))
             return None
         except JobNotFound:
             return {}
+
+    async def _changed(self, scheduler: Watchable, job_ids: list[str]) -> dict[str, JobObservation]:
+        """The watched jobs as they are now, from what changed since the last read. Every job in
+        `_jobs` is kept current (a job watched again later, a requeued job's successor, finds
+        its latest state there); a job not there yet is read on its own."""
+        if self._cursor is None or time.monotonic() >= self._full_read_at:
+            return await self._read_all(scheduler, job_ids)
+        changes = await scheduler.changes(self._cursor)
+        if not changes.complete:  # the scheduler restarted, or we fell too far behind
+            return await self._read_all(scheduler, job_ids)
+        self._cursor = changes.cursor
+        self._jobs.update(changes.jobs)
+        for job_id in changes.gone:
+            self._jobs.pop(job_id, None)
+        new = [job_id for job_id in job_ids if job_id not in self._jobs]
+        if new:
+            self._jobs.update(await self.coalescer.observe(new))
+        return self._jobs
+
+    async def _read_all(self, scheduler: Watchable, job_ids: list[str]) -> dict[str, JobObservation]:
+        """Every watched job, read afresh. The cursor is taken first: whatever changes while the
+        slices are read is read again as a change, never missed."""
+        self._cursor = None
+        cursor = (await scheduler.changes(None)).cursor
+        jobs: dict[str, JobObservation] = {}
+        for at in range(0, len(job_ids), FULL_READ_SLICE):
+            jobs.update(await self.coalescer.observe(job_ids[at : at + FULL_READ_SLICE]))
+        self._jobs, self._cursor = jobs, cursor
+        self._full_read_at = time.monotonic() + FULL_READ_SECONDS
+        return jobs
 
     def _forget(self, now: float) -> None:
         stale = [run_id for run_id, kept in self._kept.items() if now - kept.idle_since > KEEP_SECONDS]

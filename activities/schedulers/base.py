@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest
+from pydantic import Field
+
+from recovery.workflows.models import JobObservation, JobState, Model, NodeInfo, SubmitRequest
 
 
 class SchedulerError(Exception):
@@ -81,6 +83,28 @@ class Drainable(Protocol):
     nothing new starts there) until an operator returns it."""
 
     async def drain(self, node: str, reason: str) -> None: ...
+
+
+class JobChanges(Model):
+    """The jobs that changed since a cursor (list-and-watch: read everything once, then only
+    what changed). `complete` False: the scheduler cannot say what changed since that cursor
+    (none given, too old, or from before the scheduler restarted): read every job again."""
+
+    cursor: str  # opaque; the next call passes it back
+    complete: bool
+    jobs: dict[str, JobObservation] = Field(default_factory=dict)  # changed, as they are now
+    gone: list[str] = Field(default_factory=list)  # forgotten since (purged)
+
+
+@runtime_checkable
+class Watchable(Protocol):
+    """A scheduler that can say which jobs changed since a point, so that one observer watching
+    10,000 jobs reads the few that changed instead of all of them several times a second."""
+
+    async def changes(self, since: str | None) -> JobChanges:
+        """What changed since `since` (a cursor of an earlier answer); None: the current cursor
+        only. Every job the answer leaves out is as it was at `since`."""
+        ...
 
 
 @runtime_checkable

@@ -458,3 +458,37 @@ def test_cli_json_results(home: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert run_cli("stop", "--json") == 0
     out, err = capsys.readouterr()
     assert json.loads(out) == {"stopped": False} and err == ""
+
+
+async def test_changes_list_what_changed_since_a_cursor(sched: LocalScheduler, workdir: Path) -> None:
+    """The list-and-watch the observer reads: the jobs touched since a cursor, each as it is now;
+    nothing for jobs that did not change; a cursor from before a restart asks for a full read."""
+    start = await sched.changes(None)
+    assert not start.complete and start.jobs == {}
+    quiet = await sched.submit(request(workdir, SLEEPER, name="quiet"))
+    await wait_files(workdir / "pid.node1")
+    first = await sched.changes(start.cursor)
+    assert first.complete and first.jobs[quiet.job_id].state is JobState.RUNNING
+
+    # Nothing happened: nothing to read. Then one job ends and only it is listed.
+    assert (await sched.changes(first.cursor)).jobs == {}
+    short = await sched.submit(request(workdir, "exit 3", name="short"))
+    done = await wait_for(sched, short.job_id, ended)
+    later = await sched.changes(first.cursor)
+    assert set(later.jobs) == {short.job_id} and later.jobs[short.job_id] == done
+
+    # A requeue keeps the job id: its next attempt is a change like any other.
+    await sched.requeue_hold(short.job_id)
+    held = (await sched.changes(later.cursor)).jobs[short.job_id]
+    assert (held.restart_count, held.held) == (1, True)
+
+    # A job that waits for nodes is listed every time: its reason follows the nodes.
+    big = await sched.submit(request(workdir, "true", nodes=4))
+    now = await sched.changes(None)
+    assert (await sched.changes(now.cursor)).jobs[big.job_id].reason == "Resources"
+
+    for bad in ("", "nonsense", f"{now.cursor}0", now.cursor.replace(":", ":-")):
+        assert not (await sched.changes(bad)).complete, bad
+    local_cluster.stop()
+    assert local_cluster.start(nodes=4).started
+    assert not (await sched.changes(now.cursor)).complete, "a restarted daemon cannot vouch for the old cursor"

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.base import JobChanges, JobNotFound, SchedulerError, SchedulerUnavailable
 from recovery.activities.schedulers.local import protocol as wire
 from recovery.activities.schedulers.sbatch_options import SbatchOptionError, read_options
 from recovery.activities.schedulers.slurm_parse import expand_hostlist
@@ -64,6 +64,9 @@ class LocalScheduler:
         if not job_ids:
             return {}
         return _OBSERVATIONS.validate_python(await self._call(wire.Observe(job_ids=job_ids)))
+
+    async def changes(self, since: str | None) -> JobChanges:
+        return JobChanges.model_validate(await self._call(wire.Changes(since=since)))
 
     async def requeue_hold(self, job_id: str) -> None:
         await self._call(wire.RequeueHold(job_id=job_id))

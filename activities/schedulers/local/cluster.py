@@ -18,6 +18,7 @@ import bisect
 import heapq
 import json
 import os
+import secrets
 import shutil
 import signal
 from collections.abc import Coroutine
@@ -39,6 +40,8 @@ log = structlog.get_logger("local_cluster")
 KILL_GRACE_SECONDS = 2.0
 # Ended jobs kept in the table; older ones are forgotten like Slurm purges finished jobs.
 MAX_ENDED_JOBS = 1000
+# Changes remembered for `changes`: a watcher further behind than this reads everything again.
+MAX_CHANGES = 100_000
 REQUEUE: Literal["requeue"] = "requeue"
 Outcome = JobState | Literal["requeue"]
 
@@ -95,6 +98,12 @@ class LocalCluster:
         self._dirty_nodes: set[str] = set()
         self._deleted: set[int] = set()
         self._observed: dict[int, bytes] = {}  # job id -> its observation's JSON, until it changes
+        # The change log `changes` answers from: the job id of every change, in order; change
+        # number n (the cursor's count) is `_changed[n - _changes_base - 1]`. A cursor names this
+        # daemon's epoch, so a cursor from before a restart is answered "read everything".
+        self.epoch = secrets.token_hex(8)
+        self._changed: list[int] = []
+        self._changes_base = 0
         # The scheduler's indexes, kept by `_touch` and `_touch_node`: runnable jobs (pending,
         # not held) in job id order, free usable nodes by number, jobs per token, ended jobs.
         self._queue: list[int] = []
@@ -125,6 +134,14 @@ class LocalCluster:
         self._dirty.add(job.id)
         self._observed.pop(job.id, None)
         self._index(job)
+        self._log_change(job.id)
+
+    def _log_change(self, job_id: int) -> None:
+        self._changed.append(job_id)
+        if len(self._changed) > MAX_CHANGES:
+            half = len(self._changed) // 2
+            del self._changed[:half]
+            self._changes_base += half
 
     def _touch_node(self, node: NodeRecord) -> None:
         self._dirty_nodes.add(node.name)
@@ -283,6 +300,31 @@ class LocalCluster:
             if (job := self._lookup(job_id)) is not None
         ]
         return b"{" + b",".join(parts) + b"}"
+
+    def changes(self, since: str | None) -> bytes:
+        """The jobs that changed since the cursor `since` (a `JobChanges` as JSON): every job
+        touched since, and every runnable pending job (its reason follows the nodes, which do
+        not touch it). A cursor this daemon cannot answer for asks for a full read instead."""
+        count = self._changes_base + len(self._changed)
+        head = {"cursor": f"{self.epoch}:{count}"}
+        done = self._changes_done(since, count)
+        if done is None:
+            return json.dumps(head | {"complete": False}).encode()
+        touched = set(self._changed[done - self._changes_base :]) | set(self._queue)
+        present = [job_id for job_id in sorted(touched) if job_id in self.jobs]
+        jobs = b",".join(json.dumps(str(i)).encode() + b":" + self._observed_json(self.jobs[i]) for i in present)
+        gone = [str(job_id) for job_id in sorted(touched) if job_id not in self.jobs]
+        tail = json.dumps(head | {"complete": True, "gone": gone}).encode()
+        return tail[:-1] + b',"jobs":{' + jobs + b"}}"
+
+    def _changes_done(self, since: str | None, count: int) -> int | None:
+        """How many changes the cursor's holder has seen; None if this daemon cannot tell it
+        what changed since (no cursor, another epoch, or further back than it remembers)."""
+        epoch, _, seen = (since or "").partition(":")
+        if epoch != self.epoch or not seen.isdigit():
+            return None
+        done = int(seen)
+        return done if self._changes_base <= done <= count else None
 
     def _observed_json(self, job: JobRecord) -> bytes:
         """A job's observation as JSON, kept until the job changes (`_touch`). A runnable job's
@@ -607,4 +649,5 @@ class LocalCluster:
             self._observed.pop(job_id, None)
             self._forget_token(job)
             self._deleted.add(job_id)
+            self._log_change(job_id)
             shutil.rmtree(self.script_path(job_id).parent, ignore_errors=True)

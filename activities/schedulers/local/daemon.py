@@ -91,6 +91,8 @@ class Daemon:
                 return cluster.find(token)
             case wire.Observe(job_ids=job_ids):
                 return cluster.observe(job_ids)
+            case wire.Changes(since=since):
+                return cluster.changes(since)
             case wire.RequeueHold(job_id=job_id):
                 await cluster.requeue_hold(job_id)
             case wire.SetExcludedNodes(job_id=job_id, nodes=nodes):

@@ -56,6 +56,11 @@ class Observe(_Op):
     job_ids: list[str]
 
 
+class Changes(_Op):
+    op: Literal["changes"] = "changes"
+    since: str | None = None
+
+
 class RequeueHold(_Op):
     op: Literal["requeue_hold"] = "requeue_hold"
     job_id: str
@@ -118,6 +123,7 @@ Request = Annotated[
     | Submit
     | Find
     | Observe
+    | Changes
     | RequeueHold
     | SetExcludedNodes
     | Release
