@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -27,6 +28,7 @@ from recovery.workflows.models import (
     HangStacks,
     ImplicatedNode,
     JobObservation,
+    NodeInfo,
 )
 
 
@@ -48,16 +50,22 @@ class HealthProbing:
 
 class DiagnoseActivities:
     def __init__(
-        self, scheduler: Scheduler, provider: Provider | None = None, health: HealthProbing | None = None
+        self,
+        scheduler: Scheduler,
+        provider: Provider | None = None,
+        health: HealthProbing | None = None,
+        nodes: Callable[[], Awaitable[list[NodeInfo]]] | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.provider = provider or RulesProvider()
         self.health = health or HealthProbing()
+        # Every node's state (a shared read in the worker: `CoalescingObserver.nodes`).
+        self.nodes = nodes or scheduler.nodes
 
     @activity.defn
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
         with scheduler_errors():
-            nodes = await self.scheduler.nodes()
+            nodes = await self.nodes()
             failed = await self._failed_run(inp)
         peers = inp.log_diagnosis.peers if inp.log_diagnosis is not None else []
         if needs_resolving(peers, nodes):

@@ -4,6 +4,10 @@ Each watch activity asks about its own job; `CoalescingObserver` answers all the
 arrive within `window` seconds with a single `observe` of all their job ids (on Slurm, one
 `squeue`), so a worker watching a thousand runs does not run a thousand squeues per interval.
 Reads right before an action do not come through here: they must be fresh, and are.
+
+`nodes` shares one read of every node the same way, among the diagnoses of a burst: each of
+100 failures at once read all 1,208 nodes of the benchmark's cluster, a quarter of the worker's
+CPU in the burst (py-spy). Every caller still gets a read begun after it asked.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from __future__ import annotations
 import asyncio
 
 from recovery.activities.schedulers.base import Scheduler
-from recovery.workflows.models import JobObservation
+from recovery.workflows.models import JobObservation, NodeInfo
 
 _Waiter = tuple[list[str], "asyncio.Future[dict[str, JobObservation]]"]
+
+
+NODES_WINDOW = 0.25  # diagnoses asking for the nodes within this share one read
 
 
 class CoalescingObserver:
@@ -21,8 +28,23 @@ class CoalescingObserver:
         self.scheduler = scheduler
         self.window = window
         self.polls = 0  # scheduler calls made, for tests and metrics
+        self.node_reads = 0
         self._waiting: list[_Waiter] = []
         self._flusher: asyncio.Task[None] | None = None
+        self._node_read: asyncio.Task[list[NodeInfo]] | None = None
+
+    async def nodes(self) -> list[NodeInfo]:
+        """Every node, from a read begun after the call; callers within NODES_WINDOW share it."""
+        if self._node_read is None:
+            self._node_read = asyncio.create_task(self._read_nodes())
+        # shield: one caller cancelled (its activity) must not cancel the read the others wait for
+        return list(await asyncio.shield(self._node_read))
+
+    async def _read_nodes(self) -> list[NodeInfo]:
+        await asyncio.sleep(NODES_WINDOW)
+        self._node_read = None  # whoever asks from now on waits for the next read
+        self.node_reads += 1
+        return await self.scheduler.nodes()
 
     async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
         future: asyncio.Future[dict[str, JobObservation]] = asyncio.get_running_loop().create_future()

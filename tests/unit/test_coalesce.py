@@ -62,3 +62,36 @@ async def test_a_cancelled_watch_does_not_break_the_others() -> None:
     assert list(await kept) == [ids[1]]
     with pytest.raises(asyncio.CancelledError):
         await doomed
+
+
+class SlowNodes(ScriptedScheduler):
+    """Counts its node reads; each takes a moment and shows the nodes as they are when it begins."""
+
+    def __init__(self) -> None:
+        super().__init__(["run"])
+        self.reads = 0
+        self.down: set[str] = set()
+
+    async def nodes(self):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        found = [n.model_copy(update={"state": "down"}) if n.name in self.down else n for n in await super().nodes()]
+        await asyncio.sleep(0.05)
+        return found
+
+
+async def test_diagnoses_at_once_share_a_node_read_begun_after_they_asked() -> None:
+    scheduler = SlowNodes()
+    observer = CoalescingObserver(scheduler, window=0.01)
+    burst = [asyncio.create_task(observer.nodes()) for _ in range(100)]
+    await asyncio.sleep(0.01)
+    burst[0].cancel()  # one diagnosis gives up: the read the others wait for goes on
+    answers = await asyncio.gather(*burst[1:])
+    assert scheduler.reads == 1 and all(a == answers[0] for a in answers)
+
+    # A node set down while a read is on its way: whoever asks now waits for the next read.
+    during = asyncio.create_task(observer.nodes())
+    await asyncio.sleep(0.3)  # past the window: the read has begun
+    scheduler.down.add(scheduler.node_names[0])
+    after = await observer.nodes()
+    assert scheduler.reads == 3
+    assert [n.state for n in await during][0] == "idle" and after[0].state == "down"
