@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import time
+from collections import Counter
 
 import structlog
 
@@ -63,6 +64,8 @@ class Observer:
         self.wakes = 0  # watches woken with news
         self._watched: dict[str, Watched] = {}  # by run id: a run has one watch at a time
         self._kept: dict[str, Watched] = {}  # let go of, kept for the run's next watch
+        # How many watches asked for each poll interval: the pace without a walk of 10,000 watches.
+        self._polls: Counter[float] = Counter()
         self._task: asyncio.Task[None] | None = None
         # The list-and-watch (a Watchable scheduler): the jobs as of `_cursor`, each current.
         self._jobs: dict[str, JobObservation] = {}
@@ -82,7 +85,7 @@ class Observer:
         """Watch the run's attempt from now on; its news completes the returned future. A run's
         new watch supersedes its old one (a retry, or a re-arm whose cancel is still on its way)."""
         waiter: asyncio.Future[WatchResult] = asyncio.get_running_loop().create_future()
-        old = self._watched.pop(inp.run_id, None) or self._kept.pop(inp.run_id, None)
+        old = self._unwatch(inp.run_id) or self._kept.pop(inp.run_id, None)
         watched = Watched(inp, waiter)
         if old is not None:
             if not old.waiter.done():
@@ -90,6 +93,7 @@ class Observer:
             if old.same_attempt(inp):
                 watched.log = old.log  # carry on where the last watch stopped reading
         self._watched[inp.run_id] = watched
+        self._polls[inp.poll_seconds] += 1
         self._start()
         return waiter
 
@@ -98,9 +102,18 @@ class Observer:
         watched = self._watched.get(run_id)
         if watched is None or watched.waiter is not waiter:
             return
-        del self._watched[run_id]
+        self._unwatch(run_id)
         watched.idle_since = time.monotonic()
         self._kept[run_id] = watched
+
+    def _unwatch(self, run_id: str) -> Watched | None:
+        watched = self._watched.pop(run_id, None)
+        if watched is not None:
+            poll = watched.inp.poll_seconds
+            self._polls[poll] -= 1
+            if not self._polls[poll]:
+                del self._polls[poll]
+        return watched
 
     def _start(self) -> None:
         """Started by the first watch of the worker, and again should it ever have stopped."""
@@ -131,13 +144,13 @@ class Observer:
 
     def _pace(self) -> float:
         """Seconds between looks: the shortest poll any watch asked for, or longer at scale."""
-        asked = min((w.inp.poll_seconds for w in self._watched.values()), default=IDLE_POLL_SECONDS)
+        asked = min(self._polls, default=IDLE_POLL_SECONDS)
         return max(asked, len(self._watched) / JOB_READS_PER_SECOND)
 
     async def look(self) -> None:
         """One look at every watched attempt: one scheduler read, the logs that are due."""
         asked = dict(self._watched)  # the watches this read is for, by run
-        found = await self._observe(sorted({w.job_id for w in asked.values()}))
+        found = await self._observe(asked)
         now = time.monotonic()
         self.looks += 1
         spacing = max(self._pace(), len(self._watched) / LOG_READS_PER_SECOND)
@@ -161,36 +174,36 @@ class Observer:
                 watched.waiter.set_result(news)
         self._forget(now)
 
-    async def _observe(self, job_ids: list[str]) -> dict[str, JobObservation] | None:
+    async def _observe(self, asked: dict[str, Watched]) -> dict[str, JobObservation] | None:
         """The jobs now (a job missing: the scheduler forgot it); None if the scheduler is away."""
         scheduler = self.coalescer.scheduler
         try:
             if isinstance(scheduler, Watchable):
-                return await self._changed(scheduler, job_ids)
-            return await self.coalescer.observe(job_ids)
+                return await self._changed(scheduler, asked)
+            return await self.coalescer.observe(_job_ids(asked))
         except SchedulerUnavailable as e:
             # The watches outlive scheduler restarts: they keep heartbeating, the loop looks again.
             self._cursor = None
             metrics.scheduler_error("SchedulerUnavailable")
-            log.warning("scheduler unavailable", jobs=len(job_ids), error=str(e))
+            log.warning("scheduler unavailable", jobs=len(asked), error=str(e))
             return None
         except JobNotFound:
             return {}
 
-    async def _changed(self, scheduler: Watchable, job_ids: list[str]) -> dict[str, JobObservation]:
+    async def _changed(self, scheduler: Watchable, asked: dict[str, Watched]) -> dict[str, JobObservation]:
         """The watched jobs as they are now, from what changed since the last read. Every job in
         `_jobs` is kept current (a job watched again later, a requeued job's successor, finds
         its latest state there); a job not there yet is read on its own."""
         if self._cursor is None or time.monotonic() >= self._full_read_at:
-            return await self._read_all(scheduler, job_ids)
+            return await self._read_all(scheduler, _job_ids(asked))
         changes = await scheduler.changes(self._cursor)
         if not changes.complete:  # the scheduler restarted, or we fell too far behind
-            return await self._read_all(scheduler, job_ids)
+            return await self._read_all(scheduler, _job_ids(asked))
         self._cursor = changes.cursor
         self._jobs.update(changes.jobs)
         for job_id in changes.gone:
             self._jobs.pop(job_id, None)
-        new = [job_id for job_id in job_ids if job_id not in self._jobs]
+        new = sorted({w.job_id for w in asked.values() if w.job_id not in self._jobs})
         if new:
             self._jobs.update(await self.coalescer.observe(new))
         return self._jobs
@@ -211,3 +224,7 @@ class Observer:
         stale = [run_id for run_id, kept in self._kept.items() if now - kept.idle_since > KEEP_SECONDS]
         for run_id in stale:
             del self._kept[run_id]
+
+
+def _job_ids(asked: dict[str, Watched]) -> list[str]:
+    return sorted({w.job_id for w in asked.values()})
