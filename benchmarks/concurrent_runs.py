@@ -308,13 +308,20 @@ async def cluster_jobs() -> list[JobObservation]:
     return list((await asyncio.to_thread(local_cluster.status)).jobs)
 
 
-async def wait_all_running(count: int, timeout: float) -> float:
-    """Until `count` jobs run and have written progress; returns how long that took."""
-    start = time.monotonic()
+async def wait_all_running(count: int, timeout: float, enough: float = 1.0) -> float:
+    """Until `count` jobs run (or the `enough` share of them, once no more has started for a
+    minute); returns how long that took."""
+    start = last_change = time.monotonic()
+    seen = -1
     while time.monotonic() - start < timeout:
         jobs = await cluster_jobs()
         running = [j for j in jobs if j.state.value == "RUNNING"]
-        if len(running) >= count:
+        if len(running) != seen:
+            seen, last_change = len(running), time.monotonic()
+        stalled = time.monotonic() - last_change > 60
+        if len(running) >= count or (stalled and len(running) >= enough * count):
+            if len(running) < count:
+                print(f"  going on with {len(running)}/{count}: no more started in 60 s", flush=True)
             return time.monotonic() - start
         print(f"  {len(running)}/{count} jobs running after {time.monotonic() - start:.0f}s", flush=True)
         await asyncio.sleep(5)
@@ -558,7 +565,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     run_ids = await submit_all(client, script, args.runs)
     submitted = time.monotonic() - t0
     print(f"started {len(run_ids)} runs in {submitted:.1f}s", flush=True)
-    ran = await wait_all_running(args.runs, timeout=args.runs * 3.0 + 300)
+    ran = await wait_all_running(args.runs, timeout=args.runs * 3.0 + 300, enough=args.min_running)
     settle = max(10.0, 2 * args.progress_every)
     await asyncio.sleep(settle)  # every job has printed its first progress line, the watch saw it
     facts = {"start runs": submitted, "all jobs running": submitted + ran}
@@ -731,6 +738,7 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         argv = [sys.executable, str(Path(__file__).resolve()), "--runs", str(runs), "--burst", str(args.burst)]
         argv += ["--window", str(args.window), "--progress-every", str(args.progress_every)]
         argv += ["--burst-timeout", str(args.burst_timeout), "--child-out", out.name, "--label", label]
+        argv += ["--min-running", str(args.min_running)]
         argv += ["--keep-home"] if args.keep_home else []
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
@@ -784,6 +792,12 @@ def main() -> int:
     parser.add_argument("--baseline", metavar="REV", help="also measure REV (a git worktree of it), side by side")
     parser.add_argument("--baseline-runs", type=int, nargs="+", help="sizes for the baseline (default: --runs)")
     parser.add_argument("--keep-home", action="store_true", help="keep RECOVERY_HOME (logs) afterwards")
+    parser.add_argument(
+        "--min-running",
+        type=float,
+        default=1.0,
+        help="go on once this share of the jobs runs and no more started for 60 s (10,000 runs: 0.99)",
+    )
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     parser.add_argument("--label", default="this tree", help=argparse.SUPPRESS)
     args = parser.parse_args()
