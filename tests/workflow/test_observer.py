@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
 from temporalio import activity
 from temporalio.client import WorkflowHandle
 from temporalio.testing import WorkflowEnvironment
@@ -169,7 +170,7 @@ async def until_recovered(handle: WorkflowHandle[object, RunStatus], timeout: fl
 
 
 async def test_the_safety_timer_re_arms_a_quiet_watch_and_a_failure_is_still_found(
-    skipping_env: WorkflowEnvironment,
+    skipping_env: WorkflowEnvironment, caplog: pytest.LogCaptureFixture
 ) -> None:
     scheduler = CountingScheduler(["run"], nodes=4)
     scheduler.later = ["run"]
@@ -186,3 +187,5 @@ async def test_the_safety_timer_re_arms_a_quiet_watch_and_a_failure_is_still_fou
         status = await status_of(handle)
         assert len(status.symptoms) == 1 and len(status.advice) == 1
         await handle.cancel()
+    unretrieved = [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()]
+    assert not unretrieved, "a re-armed watch's cancelled end is taken, not logged as an error"
