@@ -94,4 +94,4 @@ async def test_diagnoses_at_once_share_a_node_read_begun_after_they_asked() -> N
     scheduler.down.add(scheduler.node_names[0])
     after = await observer.nodes()
     assert scheduler.reads == 3
-    assert [n.state for n in await during][0] == "idle" and after[0].state == "down"
+    assert (await during)[0].state == "idle" and after[0].state == "down"
