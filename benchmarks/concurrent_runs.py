@@ -32,6 +32,24 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+With the observer's list-and-watch of the local scheduler and local watches beating every
+2.5 min (issue 14d, ab49c78), 2026-12-02, quiet host (load 1.6-3.1), `--runs 1000 --burst 100
+--window 30 --baseline bae55c0`, this tree vs bae55c0:
+
+    steady worker / dev server / daemon     9% / 2% / 0%           vs 30% / 14% / 1% of a core
+    worker RSS                              703 MiB                vs 687 MiB
+    failure -> advice, 1 worker             p50 6.2 s, p95 8.1 s   vs p50 8.3 s, p95 11.5 s
+    failure -> successor running, 1 worker  p50 10.1 s, p95 11.8 s vs p50 14.8 s, p95 17.0 s
+    the same, 2 workers: advice p95         9.1 s                  vs 10.8 s
+    failure -> watch completion (median)    0.24 s                 vs 1.22 s (an earlier run of bae55c0)
+
+At 10,000 runs (`--runs 10000 --burst 100 --window 30 --burst-timeout 300 --min-running 0.99`,
+e9d37e8 + the benchmark change, load 3.4-5): 10,000 started in 1,119 s, 9,966 jobs running (the
+dev server never completed or timed out the first workflow task of the other 34); steady
+worker 38 %, dev server 82 % of a core, worker RSS 3.8 GiB; both bursts of 100 had no advice
+after 300 s (status queries timed out; the worker was 28 % busy, the dev server 87 %, its
+SQLite store operations past their deadlines). The dev server's SQLite is the limit here.
+
 With fewer round trips per recovery (patch `fewer-round-trips`) and the worker and dev server
 sized for bursts (issue 14c), 2026-12-02, load 3.5-5 (`--runs 300 1000 --burst 100 --window 15
 --burst-timeout 200 --baseline bd93532 --baseline-runs 300`; the closing note has the table):
