@@ -49,6 +49,9 @@ dev server never completed or timed out the first workflow task of the other 34)
 worker 38 %, dev server 82 % of a core, worker RSS 3.8 GiB; both bursts of 100 had no advice
 after 300 s (status queries timed out; the worker was 28 % busy, the dev server 87 %, its
 SQLite store operations past their deadlines). The dev server's SQLite is the limit here.
+The local watches' 300 s heartbeat timeout was taken back to 60 s afterwards (a killed worker's
+runs must move within a minute on the embedded default), so part of the dev server's drop at
+1,000 runs above is no longer in the tree.
 
 With fewer round trips per recovery (patch `fewer-round-trips`) and the worker and dev server
 sized for bursts (issue 14c), 2026-12-02, load 3.5-5 (`--runs 300 1000 --burst 100 --window 15

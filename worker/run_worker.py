@@ -128,7 +128,7 @@ def stage_job_activities(scheduler: Scheduler) -> list[Callable[..., Any]]:
 SHORT_ACTIVITY_SLOTS = 200
 # The SDK holds a heartbeat back for 0.8 of the activity's heartbeat timeout (at most this): a
 # watch beats every half timeout (activities/watch.py), and with this cap each beat is sent as
-# it comes, leaving half the timeout (150 s on the default tunings) for a busy server, not 0.2 of it.
+# it comes, leaving half the timeout (30 s on the local tuning) for a busy server, not 0.2 of it.
 HEARTBEAT_THROTTLE = timedelta(seconds=20)
 # Workflow tasks one worker works on at once (the SDK's default is 100). A burst of failures
 # wakes that many runs together, and a run asking its suspects (a local activity) holds its
