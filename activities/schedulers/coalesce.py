@@ -28,7 +28,6 @@ class CoalescingObserver:
         self.scheduler = scheduler
         self.window = window
         self.polls = 0  # scheduler calls made, for tests and metrics
-        self.node_reads = 0
         self._waiting: list[_Waiter] = []
         self._flusher: asyncio.Task[None] | None = None
         self._node_read: asyncio.Task[list[NodeInfo]] | None = None
@@ -43,7 +42,6 @@ class CoalescingObserver:
     async def _read_nodes(self) -> list[NodeInfo]:
         await asyncio.sleep(NODES_WINDOW)
         self._node_read = None  # whoever asks from now on waits for the next read
-        self.node_reads += 1
         return await self.scheduler.nodes()
 
     async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:

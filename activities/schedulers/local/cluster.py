@@ -310,10 +310,10 @@ class LocalCluster:
         done = self._changes_done(since, count)
         if done is None:
             return json.dumps(head | {"complete": False}).encode()
-        touched = set(self._changed[done - self._changes_base :]) | set(self._queue)
-        present = [job_id for job_id in sorted(touched) if job_id in self.jobs]
+        touched = sorted(set(self._changed[done - self._changes_base :]) | set(self._queue))
+        present = [job_id for job_id in touched if job_id in self.jobs]
         jobs = b",".join(json.dumps(str(i)).encode() + b":" + self._observed_json(self.jobs[i]) for i in present)
-        gone = [str(job_id) for job_id in sorted(touched) if job_id not in self.jobs]
+        gone = [str(job_id) for job_id in touched if job_id not in self.jobs]
         tail = json.dumps(head | {"complete": True, "gone": gone}).encode()
         return tail[:-1] + b',"jobs":{' + jobs + b"}}"
 
