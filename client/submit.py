@@ -17,11 +17,12 @@ _SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 TUNING = {
     # One observer per worker looks at every watched job and log (activities/observer/), so a
     # short poll costs one scheduler read per worker, not one per run. What an idle run costs
-    # is its watch's heartbeat, one every half of this timeout (10,000 runs: 330 a second, more
-    # than the dev server keeps up with). The timeout is also how long the watches of a worker
-    # that died wait before they move to a live one: on the embedded default, where a worker is
-    # killed and started again by hand, a minute (300 s failed the `logs -f` worker-kill test).
-    "local": Tuning(watch_heartbeat_timeout_seconds=60.0),
+    # is its watch's heartbeat, one every half of this timeout (10,000 runs at 60 s: 330 a
+    # second, more than the dev server keeps up with; at 300 s, 67). The timeout is also how
+    # long a dead worker's watches wait before they move, except that a worker hands on at
+    # once those of a dead worker of its own host (worker/orphans.py): the embedded default's
+    # worker, killed and started again by hand, needs no short timeout.
+    "local": Tuning(watch_heartbeat_timeout_seconds=300.0),
     "slurm": Tuning(
         poll_seconds=1.0,
         heartbeat_timeout_seconds=60.0,
