@@ -13,8 +13,8 @@ Common formats are understood too: Megatron-LM and NeMo iteration lines, PyTorch
 tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines, `step=N ...`
 key/value lines, and hand-written loops' `step N/M ... loss X` or `iter N: loss X, time T ms`
 (nanoGPT, llm.c); lines that give the pace in a trainer's own unit (MMEngine, Detectron2,
-Keras, TF1/Estimator, PaddlePaddle, fairseq, DeepSpeed, YOLOX: see `_TIMINGS`); and user
-patterns (RE2 syntax) with named groups among `FIELDS`.
+Keras, TF1/Estimator, PaddlePaddle, fairseq, DeepSpeed, YOLOX: see `_TIMINGS`); hand-written
+loops' epoch durations (`Epoch Time: 0m 7s`: see `_EPOCH_DURATION`); and user patterns (RE2 syntax) with named groups among `FIELDS`.
 """
 
 from __future__ import annotations
@@ -81,7 +81,8 @@ GATES: dict[str, str] = {
         r"|\d\s*(?:ms|us|s|sec)/(?:step|it|iter|batch)\b"
         r"|\d\s*(?:examples|samples|images|imgs|sequences|seqs|tokens|ins|instances)/s"
         r"|[^\w]ups=\d|samplespersec=\d|global_step/sec:\s*\d|examples/sec:\s*\d|[^\w]ips:\s*\d"
-        r"|[^\w]Time\s+\d[\d.]*\s*\(\s*\d|[^\w]time\(s\):\s*\d)"
+        r"|[^\w]Time\s+\d[\d.]*\s*\(\s*\d|[^\w]time\(s\):\s*\d"
+        r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=])"
     ),
 }
 
@@ -329,11 +330,40 @@ _SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "ms": 
 # Readings that say how fast the run goes even on a line with no step counter: TF Estimator's
 # `global_step/sec:` and TPUEstimator's `examples/sec:` lines, DeepSpeed's timer. A bare
 # `tokens/s` (an inference server's load) or `time: 3` on its own is no training pace.
-_ALONE = re.compile(r"(?i)global_step/sec:|examples/sec|SamplesPerSec=|sec/batch|[^\w]ups=")
+# An epoch's duration, printed by a hand-written loop once an epoch: `Epoch Time: 0m 7s` (a
+# tutorial's format, copied into many scripts), `Epoch time: 0:01:23.4` (a timedelta), `Time
+# per epoch: 12.3 seconds`, `Epoch time:  12.3`, TF1 scripts' `time this epoch= 1.75`. One
+# line is one epoch; the unit may be minutes, which only scales the series. An "epoch time"
+# beyond a month is a Unix timestamp, not a duration.
+_EPOCH_DURATION = re.compile(
+    r"(?i)(?:epoch[ _]time|time (?:this|per|of|for) (?:the )?epoch)\s*[:=]\s*"
+    r"(?:(?P<h>\d+):(?P<m>[0-5]\d):(?P<s>\d+(?:\.\d+)?)|(?P<min>\d+)m\s*(?P<sec>\d+(?:\.\d+)?)s?"
+    r"|(?P<value>" + _NUM + r")" + _UNIT + r")(?![\w.:])"
+)
+MAX_EPOCH_SECONDS = 30 * 86400
+_ALONE = re.compile(
+    r"(?i)global_step/sec:|examples/sec|SamplesPerSec=|sec/batch|[^\w]ups=|epoch[ _]time\s*[:=]"
+    r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=]"
+)
+
+
+def _epoch_seconds(m: re.Match[str]) -> float | None:
+    if m.group("h") is not None:
+        seconds = int(m.group("h")) * 3600 + int(m.group("m")) * 60 + float(m.group("s"))
+    elif m.group("min") is not None:
+        seconds = int(m.group("min")) * 60 + float(m.group("sec"))
+    else:
+        value = _float(m.group("value"))
+        unit = m.group("unit")
+        seconds = value * _SECONDS[unit.lower() if unit else None] if value is not None else 0.0
+    return seconds if 0 < seconds <= MAX_EPOCH_SECONDS else None
 
 
 def _timing(text: str) -> tuple[str, float] | None:
     """How fast the line says the run goes: (kind, value) as in `_TIMINGS`, values in seconds."""
+    if (epoch := _EPOCH_DURATION.search(text)) is not None:
+        seconds = _epoch_seconds(epoch)
+        return ("epoch_time", seconds) if seconds is not None else None
     for kind, rx in _TIMINGS:
         m = rx.search(text)
         if m is None:
@@ -369,7 +399,7 @@ def _with_timing(record: ProgressRecord, text: str) -> ProgressRecord:
 # `Iter(train) [  50/1000]`, Paddle `Epoch: [0] [  20/1000]`, fairseq `epoch 001:    100 / 1557`,
 # Keras `1875/1875 [=====...]` or `782/782 ━━━━ 35s 45ms/step`, a bare `Epoch 3 ...`.
 _EPOCH_COUNTER = re.compile(
-    r"(?i)\bepoch(?:\((?P<mode>\w+)\))?\s*:?\s*\[?\s*(?P<epoch>\d+)\s*\]?\s*(?::|,)?\s*"
+    r"(?i)\bepoch(?:\((?P<mode>\w+)\))?\s*:?\s*\[?\s*(?P<epoch>\d+)(?!\.?\d)\s*\]?\s*(?::|,)?\s*"
     r"(?:\[\s*(?P<i>\d+)\s*/\s*(?P<n>\d+)\s*\]|(?P<i2>\d+)\s*/\s*(?P<n2>\d+)(?!\d))?"
 )
 _ITER_COUNTER = re.compile(r"(?i)\biter\((?P<mode>\w+)\)\s*\[\s*(?P<i>\d+)\s*/\s*(?P<n>\d+)\s*\]")

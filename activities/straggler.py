@@ -72,6 +72,12 @@ class StragglerConfig:
             raise ValueError("straggler: need evidence > 0, min_evidence > 0 and clip >= 1")
 
     @property
+    def short_series(self) -> int:
+        """The samples the statistic needs before it can speak: fewer, and a finished log's
+        series is judged whole (`short_series_slowdown`)."""
+        return self.warmup_samples + self.baseline_min_samples + self.min_samples
+
+    @property
     def shift(self) -> float:
         """min_drop as a shift of the log-rate."""
         return -math.log1p(-self.min_drop)
@@ -321,6 +327,52 @@ class StragglerDetector:
             threshold=baseline * (1.0 - cfg.min_drop),
             steps=excursion.steps,
         )
+
+
+@dataclass(frozen=True)
+class ShortSlowdown:
+    """A slowdown found in a whole short series: its first slow sample, and the median rates
+    before and after it."""
+
+    start: int  # index into the series given
+    baseline: float
+    current: float
+
+    @property
+    def drop(self) -> float:
+        return 1.0 - self.current / self.baseline
+
+    def describe(self, min_drop: float) -> str:
+        return (
+            f"throughput {self.drop:.0%} below the run's earlier pace ({self.current:.4g} vs "
+            f"{self.baseline:.4g}), every sample since slower than every one before (a short "
+            f"series judged whole; detects drops from {min_drop:.0%})"
+        )
+
+
+SHORT_BEFORE = 3  # samples before a short series' slowdown, the first (warm-up) not counted
+SHORT_AFTER = 4  # samples in it
+
+
+def short_series_slowdown(rates: Sequence[float], min_drop: float) -> ShortSlowdown | None:
+    """A slowdown (rates > 0) in a series too short for the change-point statistic (which needs warm-up, a
+    baseline and persistence, `warmup_samples + baseline_min_samples + min_samples` samples): a
+    finished log of a few epochs, judged whole after the fact. The first sample is warm-up; a
+    slowdown is a point after which every sample is slower than every sample before it, by a
+    median of `min_drop` or more, with `SHORT_BEFORE` samples before it and `SHORT_AFTER` after.
+    Under noise alone such a clean split is rare (1 in 35 for 3 and 4 samples, less for more),
+    and the size bound rules out small noise; a spike, a dip that ended or warm-up never splits
+    a series cleanly. The split kept is the one with the largest drop (the earliest of equals)."""
+    series = list(rates[1:])
+    best: ShortSlowdown | None = None
+    for k in range(SHORT_BEFORE, len(series) - SHORT_AFTER + 1):
+        before, after = series[:k], series[k:]
+        if max(after) >= min(before):
+            continue
+        found = ShortSlowdown(k + 1, statistics.median(before), statistics.median(after))
+        if found.drop >= min_drop and (best is None or found.drop > best.drop):
+            best = found
+    return best
 
 
 @dataclass(frozen=True)

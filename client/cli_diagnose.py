@@ -178,7 +178,7 @@ def diagnose_stream(
     """Read in chunks, so a log of any size (or a pipe that never ends before EOF) fits in memory."""
     from recovery.activities.signatures.diagnosis import LogDiagnoser
 
-    diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy))
+    diagnoser = LogDiagnoser(catalog, layout=layout, progress=parser, straggler=straggler_config(policy), whole=True)
     while chunk := stream.read(READ_SIZE):
         diagnoser.feed(chunk)
     diagnoser.finish()

@@ -179,7 +179,10 @@ class LogDiagnoser:
         survive_steps: int = 2,
         straggler: StragglerConfig | None = None,
         engine: str | None = None,
+        whole: bool = False,
     ) -> None:
+        """`whole`: the log is finished (a file given to `recovery diagnose`), so a progress
+        series too short for the straggler statistic is judged whole (`LogPace`)."""
         self.catalog = catalog or builtin_catalog()
         self.progress = progress or ProgressParser()
         if catalog is None and progress is None and engine is None:
@@ -206,7 +209,7 @@ class LogDiagnoser:
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
-        self._pace = LogPace(straggler or StragglerConfig())
+        self._pace = LogPace(straggler or StragglerConfig(), whole=whole)
 
     # --- feeding -------------------------------------------------------------------------
 

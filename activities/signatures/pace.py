@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from recovery.activities.progress import ProgressRecord
 from recovery.activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
-from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector
+from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector, short_series_slowdown
 from recovery.activities.text import clip
 
 MAX_SERIES = 8  # progress bars and series followed at once; more are ignored
@@ -25,6 +25,9 @@ class _Series:
     t: float = 0.0
     last_step: int | None = None
     samples: int = 0
+    # (rate, line) of the first samples outside checkpoints: a series too short for the
+    # detector is judged whole from them (`LogPace.verdict`).
+    first: list[tuple[float, int | None]] = field(default_factory=list)
 
     def add(self, record: ProgressRecord, rate: float) -> None:
         steps = self._steps(record.step)
@@ -32,6 +35,12 @@ class _Series:
         self.samples += 1
         saving = record.checkpoint == "saving"
         self.detector.add(self.t, rate, ref=record.line, checkpoint=saving, steps=steps)
+        if not saving and len(self.first) <= self.detector.config.short_series:
+            self.first.append((rate, record.line))
+
+    def short(self) -> bool:
+        """Too few samples for the detector to have judged (warm-up, baseline, persistence)."""
+        return len(self.first) <= self.detector.config.short_series
 
     def _steps(self, step: int | None) -> int:
         """The steps a record covers: a line every N steps covers N; one when steps go back."""
@@ -50,8 +59,12 @@ class LogPace:
     evaluation bar between its training bar's redraws, is not the training loop's pace. The
     series with the most samples speaks for the run."""
 
-    def __init__(self, config: StragglerConfig) -> None:
+    def __init__(self, config: StragglerConfig, whole: bool = False) -> None:
         self.config = config
+        # The log is finished (a file given to `recovery diagnose`): a series too short for the
+        # change-point statistic is judged whole, after the fact. A live log is not: its
+        # slowdowns are the watch's detector's to find as they happen.
+        self.whole = whole
         self._series: dict[tuple[str, int | None], _Series] = {}
         self._rank: int | None = None
         self._ranks = RankStepTimes()
@@ -86,9 +99,14 @@ class LogPace:
             return None
         main = max(self._series.values(), key=lambda series: series.samples)
         verdict = main.detector.verdict
-        if verdict is None:
+        if verdict is not None:
+            return Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
+        if not (self.whole and main.short()):
             return None
-        return Slowdown(verdict.describe(), verdict.ref, self._lines, self._ranks)
+        found = short_series_slowdown([rate for rate, _ in main.first], self.config.min_drop)
+        if found is None:
+            return None
+        return Slowdown(found.describe(self.config.min_drop), main.first[found.start][1], self._lines, self._ranks)
 
     def slowdown(self, description: str, ref: int | None = None) -> Slowdown:
         """A slowdown someone else judged (the watch's own detector, on read times), explained

@@ -8,8 +8,9 @@ from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
 TRACEBACK = 'Traceback (most recent call last):\n  File "train.py", line 10, in <module>\n'
 
 
-def diagnose(text: str) -> LogDiagnosis:
-    diagnoser = LogDiagnoser()
+def diagnose(text: str, whole: bool = True) -> LogDiagnosis:
+    """As `recovery diagnose` reads a finished log (`whole`), or as a run's watch reads a live one."""
+    diagnoser = LogDiagnoser(whole=whole)
     diagnoser.feed((text + "\n").encode())
     diagnoser.finish()
     return diagnoser.diagnosis()

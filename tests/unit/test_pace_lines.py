@@ -161,9 +161,34 @@ def test_a_running_mean_or_data_time_is_not_the_pace() -> None:
     assert yolox is not None and yolox.step_time == pytest.approx(0.224)
 
 
+# An epoch's duration, printed once an epoch by hand-written loops: (source, line, seconds).
+# The first three are rendered from the print calls of public files in the code index.
+EPOCH_LINES: list[tuple[str, str, float]] = [
+    # print(f'Epoch: {epoch+1:02} | Epoch Time: {epoch_mins}m {epoch_secs}s'), a sentiment-analysis
+    # tutorial's loop copied into many scripts (code index id 1494871760)
+    ("code index 1494871760", "Epoch: 01 | Epoch Time: 1m 7s", 67.0),
+    # print(f'Epoch time: {timedelta(seconds=epoch_time)}') (code index id 71346109173)
+    ("code index 71346109173", "Epoch time: 0:01:23.456789", 83.456789),
+    # print(f"Time per epoch: {(time.time() - start):.3f} seconds") (code index id 142533427)
+    ("code index 142533427", "Time per epoch: 12.345 seconds", 12.345),
+    # https://github.com/tensorflow/tensorflow/issues/198, a TF1 script's own print
+    ("https://github.com/tensorflow/tensorflow/issues/198", "time this epoch= 1.749361", 1.749361),
+]
+
+
+@pytest.mark.parametrize(("source", "line", "seconds"), EPOCH_LINES)
+def test_an_epochs_duration_is_its_pace(source: str, line: str, seconds: float) -> None:
+    record = ProgressParser().parse(line)
+    assert record is not None and record.rate == pytest.approx(1 / seconds), source
+    assert verdict(line)[0] is None, source
+
+
 @pytest.mark.parametrize(
     "line",
     [
+        # An Arduino sketch's clock: Serial.print("Epoch Time: "); Serial.println(time(&now));
+        # (code index id 12163395543): a Unix timestamp, not a duration
+        "Epoch Time: 1733140800",
         # vLLM's periodic engine stats: a server's load, not a training pace (no step counter)
         "INFO 07-01 10:00:00 metrics.py:341] Avg prompt throughput: 0.0 tokens/s, Avg generation"
         " throughput: 12.3 tokens/s, Running: 1 reqs, Swapped: 0 reqs, Pending: 0 reqs",
@@ -215,3 +240,48 @@ HEALTHY_EXCERPTS: list[tuple[str, str]] = [
 @pytest.mark.parametrize(("source", "text"), HEALTHY_EXCERPTS)
 def test_healthy_excerpts_with_varying_pace_stay_healthy(source: str, text: str) -> None:
     assert diagnose(text).symptom == "none", source
+
+
+# https://github.com/tensorflow/tensorflow/issues/198: fifteen epochs whose time grows from
+# 1.75 s to about 2.6 s and stays there, quoted as the thread shows them.
+TF_198 = [
+    "Epoch: 0001 cost= 29.860479714",
+    "time this epoch= 1.749361",
+    "Epoch: 0002 cost= 22.108508758",
+    "time this epoch= 1.873362",
+    "Epoch: 0003 cost= 21.061937475",
+    "time this epoch= 2.053877",
+    "Epoch: 0004 cost= 20.553687506",
+    "time this epoch= 2.401098",
+    "Epoch: 0005 cost= 20.262585952",
+    "time this epoch= 2.563413",
+    "Epoch: 0006 cost= 19.878952036",
+    "time this epoch= 2.675142",
+    "Epoch: 0007 cost= 19.573502880",
+    "time this epoch= 2.638027",
+    "Epoch: 0008 cost= 19.433302383",
+    "time this epoch= 2.632813",
+    "Epoch: 0009 cost= 19.428594169",
+    "time this epoch= 2.616152",
+    "Epoch: 0010 cost= 19.276754012",
+    "time this epoch= 2.553015",
+    "Epoch: 0011 cost= 19.082279745",
+    "time this epoch= 2.571626",
+    "Epoch: 0012 cost= 19.017995413",
+    "time this epoch= 2.657914",
+    "Epoch: 0013 cost= 18.981637795",
+    "time this epoch= 2.684047",
+    "Epoch: 0014 cost= 18.957392608",
+    "time this epoch= 2.626817",
+    "Epoch: 0015 cost= 18.679365802",
+    "time this epoch= 2.629546",
+]
+
+
+def test_a_finished_logs_few_epochs_that_slow_down_are_a_straggler() -> None:
+    text = "\n".join(TF_198)
+    found = diagnose(text)
+    assert found.symptom == "straggler" and found.category == "unknown" and found.retryable
+    assert found.evidence[0].text == "time this epoch= 2.563413"  # the first epoch of the slower pace
+    # A live log's slowdowns are the watch's to judge, with evidence over time: not this one's.
+    assert diagnose(text, whole=False).symptom == "none"

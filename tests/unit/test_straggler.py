@@ -8,7 +8,13 @@ import statistics
 
 import pytest
 
-from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector, slow_ranks
+from recovery.activities.straggler import (
+    RankStepTimes,
+    StragglerConfig,
+    StragglerDetector,
+    short_series_slowdown,
+    slow_ranks,
+)
 
 SUSTAIN = 600.0  # the policy's default 10m
 
@@ -185,3 +191,42 @@ def test_rank_step_times_keeps_a_recent_window() -> None:
         for rank in range(4):
             tracker.add(rank, 2.0 if rank == 2 and i >= 45 else 1.0)
     assert [s.rank for s in tracker.slow_ranks()] == [2]
+
+
+# --- a finished log's short series, judged whole ---------------------------------------------
+
+
+def test_a_short_series_that_steps_down_is_a_slowdown_from_where_it_began() -> None:
+    # warm-up, four epochs at their pace, then five 20 % slower
+    rates = [0.5, 1.0, 1.02, 0.98, 1.01, 0.8, 0.79, 0.81, 0.8, 0.78]
+    found = short_series_slowdown(rates, 0.10)
+    assert found is not None and found.start == 5
+    assert found.drop == pytest.approx(0.2, abs=0.02)
+
+
+def test_a_short_series_slowing_by_degrees_began_at_its_first_slower_sample() -> None:
+    rates = [1.0, 1.0, 1.0, 1.0, 0.88, 0.86, 0.7, 0.7, 0.69, 0.7]
+    found = short_series_slowdown(rates, 0.10)
+    assert found is not None and found.start == 4 and found.drop == pytest.approx(0.3)
+
+
+@pytest.mark.parametrize(
+    "rates",
+    [
+        [1.0, 1.01, 0.99, 1.0, 1.02, 0.98, 1.0, 1.01, 0.99],  # noise
+        [0.3, 0.5, 0.8, 1.0, 1.0, 0.99, 1.01, 1.0],  # warm-up getting faster
+        [1.0, 1.0, 1.01, 0.99, 0.5, 1.0, 1.0, 0.99, 1.01],  # one evaluation epoch
+        [1.0, 1.0, 1.01, 0.99, 0.8, 0.8, 0.79, 1.0, 1.0],  # a dip that ended
+        [1.0, 1.0, 1.01, 0.99, 0.95, 0.95, 0.94, 0.95],  # 5 %: under min_drop
+        [1.0, 1.0, 1.0, 0.7, 0.7, 0.7],  # too few samples to say
+        [1.0, 1.0, 1.01, 0.99, 0.8, 0.8, 1.0, 0.8, 0.79],  # not slow throughout
+    ],
+)
+def test_a_short_series_without_a_clean_lasting_drop_is_no_slowdown(rates: list[float]) -> None:
+    assert short_series_slowdown(rates, 0.10) is None
+
+
+def test_a_short_series_honours_min_drop() -> None:
+    rates = [1.0, 1.0, 1.0, 1.0, 0.85, 0.85, 0.85, 0.85]
+    assert short_series_slowdown(rates, 0.10) is not None
+    assert short_series_slowdown(rates, 0.20) is None
