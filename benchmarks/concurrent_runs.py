@@ -32,6 +32,18 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+With the diagnoses of a burst sharing one node read, the observer's look walking its watches
+once, and a dead local worker's watches handed on at once so that local watches beat every
+2.5 min again (issue 14e, b17e2fe), 2026-12-02, helpers' tests running on the host (load
+2.7-4.3), `--runs 1000 --burst 100 --window 30 --baseline bae55c0`, this tree vs bae55c0:
+
+    steady worker / dev server / daemon     7% / 2% / 0%           vs 23% / 12% / 1% of a core
+    worker RSS                              692 MiB                vs 660 MiB
+    failure -> advice, 1 worker             p50 2.4 s, p95 2.8 s   vs p50 8.7 s, p95 9.4 s
+    failure -> successor running, 1 worker  p50 5.4 s, p95 6.4 s   vs p50 15.5 s, p95 16.9 s
+    the same, 2 workers: advice p95         8.5 s                  vs 26.3 s (load 4.0 / 6.2)
+    failure -> watch completion (median)    0.15 s                 vs 0.32 s
+
 With the observer's list-and-watch of the local scheduler and local watches beating every
 2.5 min (issue 14d, ab49c78), 2026-12-02, quiet host (load 1.6-3.1), `--runs 1000 --burst 100
 --window 30 --baseline bae55c0`, this tree vs bae55c0:
@@ -50,8 +62,8 @@ worker 38 %, dev server 82 % of a core, worker RSS 3.8 GiB; both bursts of 100 h
 after 300 s (status queries timed out; the worker was 28 % busy, the dev server 87 %, its
 SQLite store operations past their deadlines). The dev server's SQLite is the limit here.
 The local watches' 300 s heartbeat timeout was taken back to 60 s afterwards (a killed worker's
-runs must move within a minute on the embedded default), so part of the dev server's drop at
-1,000 runs above is no longer in the tree.
+runs must move within a minute on the embedded default), and put back at 300 s with b17e2fe
+(a worker of the same host takes a dead worker's watches at once).
 
 With fewer round trips per recovery (patch `fewer-round-trips`) and the worker and dev server
 sized for bursts (issue 14c), 2026-12-02, load 3.5-5 (`--runs 300 1000 --burst 100 --window 15
