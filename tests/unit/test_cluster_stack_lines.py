@@ -150,6 +150,27 @@ FAILURES = [
         "unknown",
         True,
     ),
+    # github.com/hiyouga/EasyR1/issues/324: the actor's owner went away with its node
+    (
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "        class_name: Runner\n"
+        "        ip: 10.21.160.9\n"
+        "The actor is dead because its owner has died. Owner Id: 01000000ffffffffffffffffffffffffffffffffffffffffffffffff"
+        " Owner Ip address: 10.21.160.9 Owner worker exit type: SYSTEM_ERROR Worker exit detail: Owner's node has"
+        " crashed.",
+        "hardware",
+        True,
+    ),
+    # github.com/minimaxir/gpt-2-simple/issues/282: TensorFlow's class by its short name, in a notebook
+    (
+        "ResourceExhaustedError                    Traceback (most recent call last)\n"
+        "/usr/local/lib/python3.7/dist-packages/tensorflow/python/client/session.py in _do_call(self, fn, *args)\n"
+        "-> 1380       return fn(*args)\n\n"
+        "ResourceExhaustedError: failed to allocate memory\n"
+        "\t [[{{node model/h18/ln_2/add_1}}]]",
+        "out_of_memory",
+        False,
+    ),
 ]
 
 HEALTHY = [
