@@ -68,6 +68,12 @@ PATTERNS = [
     # A frame's source line that raises: when a log is cut off before the exception line, the
     # last one names the class the traceback was about to print.
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
+    # TSL's and TensorFlow's TF_CHECK_OK (tsl/platform/status.h: LOG(FATAL) << "Non-OK-status: "
+    # << expr << " status: " << status) aborts the process on a failed status, as XLA, TensorFlow
+    # and torch_xla use it (pytorch/xla#6700: "Non-OK-status: status.status() status:
+    # UNIMPLEMENTED: ..."). No exception class, but as final as one; its status code says what
+    # kind of failure it was.
+    ("struct:check-ok", r"Non-OK-status: [^\n]*? status: (?P<exc>[A-Z][A-Z_]{4,24}): "),
     # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
     ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
     # Last, so an exception line that names another class is read as the exception line.
@@ -125,6 +131,15 @@ def status_fact(text: str) -> Fact | None:
     return Fact(
         code, f"{fact.description} (the status code of the message)", fact.category, fact.retryable, fact.cascade
     )
+
+
+def check_fact(code: str) -> Fact | None:
+    """What a failed fatal status check's code says (`Non-OK-status: ... status: UNAVAILABLE: ...`)."""
+    fact = lookup("status-codes").get(code)
+    if fact is None:
+        return None
+    what = f"{fact.description} (the status of the check)"
+    return Fact(code, what, fact.category, fact.retryable, fact.cascade)
 
 
 # The errno an OSError prints (`[Errno 113] No route to host`, `[Errno -2]` for the resolver's
@@ -230,6 +245,8 @@ class Tracebacks:
             self._open.setdefault(writer, _Open(match)).raised = match
             return None
         name = match.groups.get("exc", "")
+        if match.pattern == "struct:check-ok":
+            return Uncaught(match, f"failed fatal status check ({name})", check_fact(name), traceback=True)
         fact = exception_fact(name)
         if match.pattern == "struct:ipython":
             # IPython prints this header only for an exception that left the cell uncaught (and
