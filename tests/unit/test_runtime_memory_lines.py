@@ -1,0 +1,66 @@
+"""Real lines of the node's runtime software and of memory running out, as whole issue threads
+show them, with the verdict a careful operator gives: the node's driver, CUDA libraries, JIT
+compilers and filesystems (system_software), memory exhausted (out_of_memory), and the warnings
+of the same systems that leave the run going (healthy)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.real_lines import verdict
+
+FAILURES = [
+    # bitsandbytes-foundation/bitsandbytes#310: bitsandbytes' CUDA_CHECK_RETURN (the Nsight
+    # template's "Error %s at line %d in file %s") quoting cudaErrorNoKernelImageForDevice
+    (
+        "Error no kernel image is available for execution on the device at line 167 in file"
+        " D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu",
+        ("cuda-no-kernel-image-for-device", "system_software", True),
+    ),
+    # d8ahazard/sd_dreambooth_extension#34: the same line run into by a progress bar
+    (
+        "Steps:   0%|          | 0/1000 [00:00<?, ?it/s]Error no kernel image is available for execution on"
+        " the device at line 167 in file D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu\nPress any key to continue . . .",
+        ("cuda-no-kernel-image-for-device", "system_software", True),
+    ),
+    # lanl/PyBNF#118: Slurm 17-19's wording of the cgroup's OOM kills
+    (
+        "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup.",
+        ("slurm-oom", "out_of_memory", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "labels"), FAILURES)
+def test_node_software_and_memory_failures(text: str, labels: tuple[str, str, bool]) -> None:
+    assert verdict(text) == labels
+
+
+HEALTHY = [
+    # IEIT-Yuan/Yuan-2.0#65: torch's device_count_impl warns "CUDA initialization: ..." and goes
+    # on with no GPU (c10/cuda/CUDAFunctions.cpp)
+    "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: The"
+    " NVIDIA driver on your system is too old (found version 11000). Please update your GPU driver by"
+    " downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx"
+    " Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your"
+    " version of the CUDA driver. (Triggered internally at /opt/pytorch/pytorch/c10/cuda/CUDAFunctions.cpp:108.)",
+    # weaviate/Verba#72: the same warning as the thread quotes it, without the file
+    "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please"
+    " update your GPU driver by downloading and installing a new version from the URL:"
+    " http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch"
+    " version that has been compiled with your version of the CUDA driver. (Triggered internally at"
+    " ../c10/cuda/CUDAFunctions.cpp:108.)\n  return torch._C._cuda_getDeviceCount() > 0",
+    # pytorch/pytorch#74733: the same warning on a node with no driver (is_available() is False)
+    "/venv/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no"
+    " NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from"
+    " http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)",
+    # lmoe/wyoming-xtts#1: a GPU newer than the build's arch list is a warning at import
+    "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:287: UserWarning:\n"
+    "NVIDIA GeForce RTX 5060 Ti with CUDA capability sm_120 is not compatible with the current PyTorch"
+    " installation.\nThe current PyTorch install supports CUDA capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY)
+def test_warnings_of_the_same_systems_stay_healthy(text: str) -> None:
+    assert verdict(text) == (None, "none", None)
