@@ -23,6 +23,35 @@ FAILURES = [
         " the device at line 167 in file D:\\ai\\tool\\bitsandbytes\\csrc\\ops.cu\nPress any key to continue . . .",
         ("cuda-no-kernel-image-for-device", "system_software", True),
     ),
+    # triton-lang/triton#5929: Triton's make_cubin runs the node's ptxas, older than the PTX
+    (
+        "ptxas C:\\Users\\user\\AppData\\Local\\Temp\\tmpafhfmeeh.ptx, line 5; fatal   : Unsupported .version 8.6;"
+        " current version is '8.5'\nptxas fatal   : Ptx assembly aborted due to errors\nTraceback (most recent call"
+        ' last):\n  File "triton\\backends\\nvidia\\compiler.py", line 295, in make_cubin\n'
+        "    subprocess.run(ptxas_cmd, check=True, close_fds=False, stderr=flog)\n"
+        "subprocess.CalledProcessError: Command '['ptxas.exe', '-lineinfo', '-v', '--gpu-name=sm_89']' returned"
+        " non-zero exit status 4294967295.",
+        ("ptxas-toolkit-mismatch", "system_software", True),
+    ),
+    # woct0rdho/triton-windows#49: no ptxas on the machine (Triton's _path_to_binary)
+    (
+        "!!! Exception during processing !!! backend='inductor' raised:\nRuntimeError: Cannot find ptxas.exe\n\n"
+        'Set TORCH_LOGS="+dynamo" and TORCHDYNAMO_VERBOSE=1 for more information',
+        ("triton-ptxas-missing", "system_software", True),
+    ),
+    # apple/ml-cross-entropy#41: Inductor's create_backend on a GPU older than Triton supports
+    (
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nRuntimeError: Found NVIDIA GeForce"
+        " GTX 1070 which is too old to be supported by the triton GPU compiler, which is used as the backend."
+        " Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1",
+        ("inductor-gpu-too-old", "system_software", True),
+    ),
+    # bitsandbytes-foundation/bitsandbytes#492: cextension.py raises when its CUDA library fails
+    (
+        "RuntimeError: \n        CUDA Setup failed despite GPU being available. Please run the following \n"
+        "command to get more information:\n\n        python -m bitsandbytes",
+        ("bitsandbytes-cuda-setup-failed", "system_software", True),
+    ),
     # lanl/PyBNF#118: Slurm 17-19's wording of the cgroup's OOM kills
     (
         "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup.",
