@@ -150,7 +150,13 @@ def check_fact(code: str) -> Fact | None:
 # only when the two agree.
 _ERRNO = re.compile(r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b")
 _MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
-_TAIL = re.compile(r"(?:^|[:\]] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*$")
+# TensorFlow's file systems join the errno's text to the path with "; " and eager ops append
+# " [Op:<name>]" (`ResourceExhaustedError: .../part-00000; No space left on device`).
+_TAIL = re.compile(r"(?:^|[:\];] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*(?: \[Op:\w+\])?$")
+# A message that is nothing but an errno's text, in any case (some file systems lower-case it:
+# `ResourceExhaustedError: disk quota exceeded [Op:SaveV2]`); a lower-case phrase at the end of a
+# longer message (`CUDA error: invalid argument`) is not read.
+_WHOLE = re.compile(r"^\s*[\w.]*(?:Error|Exception)\w*: ([a-z][\w ,./'-]{2,60}?)[\s.]*(?: \[Op:\w+\])?$")
 
 
 def errno_fact(text: str) -> Fact | None:
@@ -158,10 +164,10 @@ def errno_fact(text: str) -> Fact | None:
     table = lookup("errno")
     if m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3))
-    elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1))):
+    elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
-    elif m := _TAIL.search(text):
-        fact = _errno_messages().get(m.group(1))
+    elif (m := _TAIL.search(text)) or (m := _WHOLE.search(text)):
+        fact = _errno_messages().get(m.group(1).lower())
     else:
         fact = None
     if fact is None:
@@ -173,7 +179,7 @@ def errno_fact(text: str) -> Fact | None:
 @cache
 def _errno_messages() -> dict[str, Fact]:
     table = lookup("errno")
-    return {str(e["message"]): f for e in table.table.entries if (f := table.get(str(e["name"]))) is not None}
+    return {str(e["message"]).lower(): f for e in table.table.entries if (f := table.get(str(e["name"]))) is not None}
 
 
 # A name's words: runs of capitals before a capitalised word (`NVML` in `NVMLError`), capitalised

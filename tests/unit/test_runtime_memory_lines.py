@@ -52,6 +52,18 @@ FAILURES = [
         "command to get more information:\n\n        python -m bitsandbytes",
         ("bitsandbytes-cuda-setup-failed", "system_software", True),
     ),
+    # keras-team/keras-tuner#390: TensorFlow's RESOURCE_EXHAUSTED for a quota (ErrnoToCode), the
+    # errno's text lower-cased and the eager op appended; and the same issue's "; <strerror>" form
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: disk quota exceeded [Op:SaveV2]",
+        ("uncaught-exception", "system_software", False),
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: models/singleton_classifiers/context.model/"
+        "variables/variables_temp_d0c7555bd2aa4ae682695465c0d0e2f4/part-00000-of-00002.data-00000-of-00001."
+        "tempstate8490917510693379885; No space left on device",
+        ("fs-no-space", "system_software", False),
+    ),
     # lanl/PyBNF#118: Slurm 17-19's wording of the cgroup's OOM kills
     (
         "slurmstepd: error: Detected 2 oom-kill event(s) in step 3756240.batch cgroup.",
@@ -93,3 +105,9 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_warnings_of_the_same_systems_stay_healthy(text: str) -> None:
     assert verdict(text) == (None, "none", None)
+
+
+def test_a_resource_exhausted_error_without_an_errno_stays_memory() -> None:
+    # TensorFlow's allocator message (tensorflow/core/common_runtime/bfc_allocator.cc's OOM)
+    text = "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[256,832,7,7]"
+    assert verdict(text)[1:] == ("out_of_memory", False)
