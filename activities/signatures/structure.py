@@ -92,6 +92,12 @@ PATTERNS = [
     # `except Exception: logger.exception("Error waiting on exit barrier. Elapsed: %s seconds")`).
     # The store timeout or reset that traceback ends in was caught: this node finished.
     ("struct:ignored", r"\bError waiting on exit barrier\. Elapsed: [\d.]+ seconds"),
+    # xFormers probes for Triton at import and, when the import fails, logs the caught exception
+    # with its traceback and goes on without Triton's kernels (xformers/__init__.py
+    # `_is_triton_available`: `logger.warning("A matching Triton is not available, some
+    # optimizations will not be enabled", exc_info=True)`; older releases print "Error caught
+    # was: <e>" instead of the traceback).
+    ("struct:ignored", r"\bA matching Triton is not available, some optimi[sz]ations will not be enabled"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces

@@ -95,6 +95,19 @@ HEALTHY = [
     "/venv/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no"
     " NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from"
     " http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)",
+    # derrian-distro/LoRA_Easy_Training_Scripts#287: xFormers logs the ImportError it caught
+    # probing for Triton, with its traceback, and goes on (xformers/__init__.py)
+    "WARNING  A matching Triton is not available, some optimizations will not be enabled   __init__.py:61\n"
+    "Traceback (most recent call last):\n"
+    '  File "D:\\AI\\sd_scripts\\venv\\Lib\\site-packages\\xformers\\__init__.py", line 57, in _is_triton_available\n'
+    "    import triton  # noqa\n    ^^^^^^^^^^^^^\nModuleNotFoundError: No module named 'triton'",
+    # backnotprop/Colab-Stable-Diffusion-2-Depth-UI#1: the older release's form of the same
+    "WARNING:root:A matching Triton is not available, some optimisations will not be enabled.\n"
+    "Error caught was: No module named 'triton'",
+    # talmolab/sleap#2089: TensorFlow's BFC allocator retries with less memory and says so
+    "2025-01-22 11:18:38.927063: W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran"
+    " out of memory trying to allocate 1.02GiB with freed_by_count=0. The caller indicates that this is not a"
+    " failure, but may mean that there could be performance gains if more memory were available.",
     # lmoe/wyoming-xtts#1: a GPU newer than the build's arch list is a warning at import
     "/opt/venv/lib/python3.11/site-packages/torch/cuda/__init__.py:287: UserWarning:\n"
     "NVIDIA GeForce RTX 5060 Ti with CUDA capability sm_120 is not compatible with the current PyTorch"
