@@ -70,12 +70,6 @@ _TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
 # and `[E1023 10:11:12.345678 4242 ProcessGroupNCCL.cpp:616]`, absl's `W1129 13:47:03.171 12 x.cc:67]`.
 _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? ?[\w./-]+\.(?:cpp|cc|hpp|h|c):\d+\]")
-# Python's warnings module prints a warning as `<file>:<line>: <Category>: <message>`
-# (Lib/warnings.py, formatwarning), the category a Warning subclass; PyTorch's TORCH_WARN reaches
-# Python the same way. c10/cuda/CUDAFunctions.cpp (device_count_impl) turns a failed CUDA start
-# into the warning "CUDA initialization: <error>" and counts no GPUs: the process goes on, and
-# a use of CUDA later raises its own error. Either is a warning, not a failure, whatever it quotes.
-_PY_WARNING = re.compile(r"\.py:\d+: [A-Z]\w*Warning: |\b[A-Z]\w*Warning: CUDA initialization: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,12 +115,11 @@ def line_context(text: str) -> LineContext:
     if host is None:
         host = _host(head)
     severity = _SEVERITY.search(head)
-    level = severity.group(1) if severity else ("W" if _PY_WARNING.search(text) else None)
     return LineContext(
         rank=rank,
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
-        severity=level,
+        severity=severity.group(1) if severity else None,
         gpu=_gpu(head),
     )
 

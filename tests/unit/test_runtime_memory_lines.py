@@ -78,23 +78,6 @@ def test_node_software_and_memory_failures(text: str, labels: tuple[str, str, bo
 
 
 HEALTHY = [
-    # IEIT-Yuan/Yuan-2.0#65: torch's device_count_impl warns "CUDA initialization: ..." and goes
-    # on with no GPU (c10/cuda/CUDAFunctions.cpp)
-    "/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: The"
-    " NVIDIA driver on your system is too old (found version 11000). Please update your GPU driver by"
-    " downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx"
-    " Alternatively, go to: https://pytorch.org to install a PyTorch version that has been compiled with your"
-    " version of the CUDA driver. (Triggered internally at /opt/pytorch/pytorch/c10/cuda/CUDAFunctions.cpp:108.)",
-    # weaviate/Verba#72: the same warning as the thread quotes it, without the file
-    "UserWarning: CUDA initialization: The NVIDIA driver on your system is too old (found version 11040). Please"
-    " update your GPU driver by downloading and installing a new version from the URL:"
-    " http://www.nvidia.com/Download/index.aspx Alternatively, go to: https://pytorch.org to install a PyTorch"
-    " version that has been compiled with your version of the CUDA driver. (Triggered internally at"
-    " ../c10/cuda/CUDAFunctions.cpp:108.)\n  return torch._C._cuda_getDeviceCount() > 0",
-    # pytorch/pytorch#74733: the same warning on a node with no driver (is_available() is False)
-    "/venv/lib/python3.6/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no"
-    " NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from"
-    " http://www.nvidia.com/Download/index.aspx (Triggered internally at  /pytorch/c10/cuda/CUDAFunctions.cpp:100.)",
     # derrian-distro/LoRA_Easy_Training_Scripts#287: xFormers logs the ImportError it caught
     # probing for Triton, with its traceback, and goes on (xformers/__init__.py)
     "WARNING  A matching Triton is not available, some optimizations will not be enabled   __init__.py:61\n"
