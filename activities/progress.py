@@ -14,7 +14,8 @@ tqdm progress bars, Hugging Face Trainer log dicts, torchtitan, JSON lines, `ste
 key/value lines, and hand-written loops' `step N/M ... loss X` or `iter N: loss X, time T ms`
 (nanoGPT, llm.c); lines that give the pace in a trainer's own unit (MMEngine, Detectron2,
 Keras, TF1/Estimator, PaddlePaddle, fairseq, DeepSpeed, YOLOX: see `_TIMINGS`); hand-written
-loops' epoch durations (`Epoch Time: 0m 7s`: see `_EPOCH_DURATION`); and user patterns (RE2 syntax) with named groups among `FIELDS`.
+loops' epoch durations (`Epoch Time: 0m 7s`: see `_EPOCH_DURATION`); and user patterns (RE2
+syntax) with named groups among `FIELDS`.
 """
 
 from __future__ import annotations
