@@ -40,7 +40,6 @@ from recovery.activities.signatures.catalog import Catalog, Signature, builtin_c
 from recovery.activities.signatures.pace import LogPace
 from recovery.activities.signatures.phases import INTERRUPTED_WAITING, WAIT, Phases
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
-from recovery.activities.signatures.phases import signature as phase_signature
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
     HEALTHY,
@@ -393,8 +392,9 @@ class LogDiagnoser:
         pool = self._tiers()
         if pool:
             return self._explain(_winner(pool, self._details))
-        if (stuck := self._phases.stuck(self.scanner.lines)) is not None:
-            return self._explain(_Candidate(stuck, phase_signature(stuck), line_context(stuck.text), self.max_step))
+        if (stuck := self._phases.verdict(self.scanner.lines)) is not None:
+            match, signature = stuck
+            return self._explain(_Candidate(match, signature, line_context(match.text), self.max_step))
         slowdown = self._pace.verdict()
         if slowdown is None and straggling is not None:
             slowdown = self._pace.slowdown(straggling)

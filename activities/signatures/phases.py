@@ -7,10 +7,11 @@ no progress explain the log, the job was stuck there (a `hang`, cause unknown).
 
 Openers and closers, as their sources print them:
 
-- Not Lightning's `Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/n`: its closer (`All
-  distributed processes registered`) is rank 0's `rank_zero_info`, which many setups never show
-  (another logger, another rank's log, a log cut after start-up), so a log ending after it says
-  nothing; tried, it called a healthy held-out log hung and found no failure more.
+- Not Lightning's `Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/n` as a phase of its own:
+  its closer (`All distributed processes registered`) is rank 0's `rank_zero_info`, which many
+  setups never show (another logger, another rank's log, a log cut after start-up), so a log going
+  on after it says nothing; tried with this tail, it called a healthy held-out log hung. Start-up
+  is read by structure instead (below, `Startup`).
 - PyTorch's store-based barrier (torch/distributed/distributed_c10d.py `_store_based_barrier`):
   `Waiting in store based barrier to initialize process group for rank: ...` after each 10 s of
   waiting while ranks are missing, `Rank r: Completed store-based barrier for key:... with n
@@ -29,6 +30,40 @@ Openers and closers, as their sources print them:
   backtrace (`#2  0x00007f... in c10d::ProcessGroupNCCL::WorkNCCL::wait(...)`). A traceback's
   frames (`, line 2050, in all_reduce`) are not a dump: an exception passed through there.
 
+- torchelastic's agent (torch/distributed/elastic/agent/server/api.py): `[default] Rendezvous'ing
+  worker group` before it waits for the other agents, `[default] Rendezvous complete for workers.
+  Result:` and `[default] Starting worker group` once they came. Its c10d socket lines in between
+  are its output.
+- XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
+  seconds and may be stuck. Expected n threads to join the rendezvous, ...` while some never came,
+  `Thread is unstuck! Warning above was a false-positive.` once they did.
+- NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
+  ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
+  communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
+  nranks n ... - Init COMPLETE`. Read per process (`host:pid` of NCCL's prefix): one rank's
+  COMPLETE says nothing of another rank still connecting.
+
+Start-up (`Startup`): the processes announce themselves and then the program waits in
+`init_process_group` until every rank has come. Lightning and Fabric print `Initializing
+distributed: GLOBAL_RANK: r, MEMBER: r+1/N` per process before that call (lightning_fabric
+utilities/distributed.py; `initializing ddp:` in 1.0-1.4, `initializing distributed:` in 1.5-1.9,
+`initializing deepspeed distributed:` for the DeepSpeed strategy; NeMo uses Lightning's), then rank 0
+alone prints `All distributed processes registered. Starting with N processes` (absent from many
+healthy logs: another logger, another rank's log, Lightning 1.0's condition that never held).
+DeepSpeed's `init_distributed` (deepspeed/comm/comm.py) prints `cdb=None` per process and, on rank 0,
+`Initializing TorchBackend in DeepSpeed with backend nccl` before the same call. Lightning's own
+troubleshooting (docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer is stuck
+initializing at startup") names exactly this: the member line and then nothing. So a log is stuck
+starting up only when it ends there: its last lines are start-up lines (announcements, the store
+barrier's `Added key` entry, other processes' pre-start lines such as `Seed set to` and
+`LOCAL_RANK: r - CUDA_VISIBLE_DEVICES`), nothing of the program follows, and the announcements say
+more than one process was expected (N >= 2) and are not one non-zero rank's own line (a per-rank
+log shows only its own member line, and rank 0's closer lives in another file). Ranks announced
+twice (the same rank from two processes, not one record printed twice by two handlers) mean the
+launch numbered its processes wrongly (processes started per node without the scheduler's ranks,
+`srun` missing, devices or nodes set differently from the allocation): the job cannot start and a
+rerun does the same.
+
 Any progress line (a step reported) closes every phase: the run got past it.
 """
 
@@ -44,6 +79,9 @@ MORE = "phase:more"  # a line that belongs to an open phase's output (a frame of
 # Each phase has a name (the `phase` group, else the pattern's own): a closer ends the phase of
 # its name, and once ended a phase does not reopen until progress shows a new attempt (every
 # rank adds its barrier key before any rank completes the barrier, but their lines interleave).
+MEMBER = "phase:member"  # a process announces its rank and the world size at start-up (Startup)
+STARTING = "phase:starting"  # start-up output that gets no process past the start
+REGISTERED = "phase:registered"  # every process came: the start is over
 WAIT = "wait:frame"  # a traceback's frame in a wait point (diagnosis reads an interrupt there)
 
 
@@ -68,6 +106,8 @@ def _wait_points() -> tuple[str, str, str]:
 
 
 _QUOTED, _SPY, _NATIVE = _wait_points()
+# NCCL's line prefix `host:pid:tid [dev] NCCL INFO `, the process (`host:pid`) as the phase's name.
+_NCCL_PROCESS = r"(?P<nccl_proc>[\w.-]+:\d+):\d+ \[\d+\] NCCL INFO "
 PATTERNS = [
     (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
     # faulthandler.dump_traceback_later's deadline passed (Modules/faulthandler.c: "Timeout (%s)!"
@@ -104,15 +144,43 @@ PATTERNS = [
     ),
     (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
+    # torchelastic's agent waits for the other agents (its rendezvous), then starts its workers.
+    (OPEN, r"\[[\w-]+\] (?P<rdzv>)Rendezvous'ing worker group"),
+    (CLOSE, r"\[[\w-]+\] (?P<rdzv>)(?:Rendezvous complete for workers|Starting worker group)"),
+    (MORE, r"\[c10d\] The (?:server|client) socket "),
     # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
     # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init
     # COMPLETE`. A log that ends in that output never finished setting the communicator up.
     (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
     (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
+    # XLA's rendezvous (xla/service/rendezvous.cc): a thread still waiting for the others after the
+    # warning timeout says so (`This thread has been waiting for `initialize clique ...` for 10
+    # seconds and may be stuck. Expected 8 threads ...`), and `Thread is unstuck!` once they came;
+    # its termination timeout is a failure of its own (the catalog's).
+    (OPEN, r"This thread has been waiting for `(?P<xla_rdzv>)[^\n]*? and may be stuck\."),
+    (CLOSE, r"(?P<xla_rdzv>)Thread is unstuck! Warning above was a false-positive"),
+    # Before 2.19 (no Init START): a process's tree and ring lines, read per `host:pid`.
+    (OPEN, _NCCL_PROCESS + r"Trees \[\d+\] "),
+    (OPEN, _NCCL_PROCESS + r"Channel \d+/\d+ :(?: +\d+)+\s*$"),
+    (CLOSE, _NCCL_PROCESS + r"[^\n]*- Init COMPLETE"),
     (MORE, r"NCCL INFO "),
     # The C++ stack c10 prints under a warning (`Exception raised from recvBytes at ...`, `frame #3: ...`).
     (MORE, r"^(?:\[rank\d+\]:)?(?:frame #\d+: |Exception raised from \w+ at )"),
     (CLOSE, r"Completed store-based barrier for (?:key:(?P<barrier>\S+) with )?\d+ nodes"),
+    # Start-up (`Startup`): a process's announcement of its place, rank 0's closer, and the lines
+    # of processes still starting (which get no process past the start).
+    (
+        MEMBER,
+        r"^(?P<lead>.{0,200}?)(?:[Ii]nitializing (?:distributed|ddp|deepspeed distributed)): "
+        r"GLOBAL_RANK: (?P<member>\d+), MEMBER: \d+/(?P<world>\d+)",
+    ),
+    (STARTING, r"\] (?P<backend>)Initializing TorchBackend in DeepSpeed with backend \w+"),
+    (STARTING, r"\[comm\.py:\d+:init_distributed\] cdb=None\s*$"),
+    (STARTING, r"Added key: store_based_barrier_key:\d+ to store for rank: \d+"),
+    (STARTING, r"^(?:\[rank: \d+\] )?(?:Global )?[Ss]eed set to \d+\s*$"),
+    (STARTING, r"^(?:\S+ )?LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[[\d,]*\]\s*$"),
+    (STARTING, r"^(?:\S+ )?[GTIH]PU available: (?:True|False)"),
+    (REGISTERED, r"All (?:distributed|DDP) processes registered"),
 ]
 # The log must end this close to the phase's last line: a stuck job prints nothing more, and a
 # log that goes on after it (other output, a later phase) was not stuck there.
@@ -171,6 +239,117 @@ INTERRUPTED_WAITING = Signature.model_construct(
 )
 
 
+STUCK_STARTING = Signature.model_construct(
+    id="stuck-starting",
+    description=(
+        "the log ends while the processes start: they announced themselves (or DeepSpeed began "
+        "setting up its process group) and nothing followed, so the ranks never all came together "
+        "(a rank or node that never started, a wrong rendezvous address, a blocked port)"
+    ),
+    pattern="",
+    symptom="hang",
+    category="unknown",
+    retryable=True,
+    cascade=True,  # the log names no missing rank: those that announced themselves are waiting
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+DUPLICATE_RANKS = Signature.model_construct(
+    id="duplicate-ranks-at-start",
+    description=(
+        "the same global rank was announced by two processes at start-up and the log ends there: "
+        "the launch numbered its processes wrongly (started per node without the scheduler's ranks, "
+        "`srun` missing, devices or nodes set differently from the allocation), so the process group "
+        "can never form"
+    ),
+    pattern="",
+    symptom="hang",
+    category="application",
+    retryable=False,
+    cascade=True,  # every process is misnumbered alike: no one rank or node is the culprit
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+# Start-up is stuck only if the log ends this close to its last start-up line: a stuck start
+# prints nothing more (the slack allows a blank line or a prompt after it).
+START_SLACK = 2
+MAX_MEMBERS = 4096  # announcements remembered (one per process; a larger job's log is one node's)
+
+
+class Startup:
+    """The processes' start-up: who announced itself, for which world size, and whether the program
+    got past it (a closer, progress, or any other line before the log's end)."""
+
+    def __init__(self) -> None:
+        self.first: LineMatch | None = None  # the first announcement (or DeepSpeed's backend line)
+        self.seen: dict[tuple[str, int, int], LineMatch] = {}  # (lead's shape, rank, world) -> latest
+        self.duplicate: LineMatch | None = None
+        self.world = 0  # the world size of the latest announcement
+        self.members = 0  # announcements seen
+        self.backend = False
+        self.last_line = 0
+        self.done = False
+
+    def line(self, match: LineMatch) -> None:
+        if match.pattern == REGISTERED:
+            self.done = True
+            return
+        if match.pattern == STARTING and "backend" in match.groups and self.first is None:
+            self.first = match
+        self.backend = self.backend or "backend" in match.groups
+        if match.pattern == MEMBER:
+            self._member(match)
+        if self.first is not None:
+            self.last_line = match.line
+
+    def _member(self, match: LineMatch) -> None:
+        lead = match.groups.get("lead", "")
+        # One process per announcement; a lead that differs only in digits (timestamps, `0:` and
+        # `1:` of srun's label) is the same writer's format.
+        key = (_shape(lead), int(match.groups["member"]), int(match.groups["world"]))
+        before = self.seen.get(key)
+        # The same record printed twice by two handlers of one format is back to back and alike.
+        if before is not None and (before.line + 1 != match.line or before.text != match.text):
+            self.duplicate = self.duplicate or match
+        if len(self.seen) < MAX_MEMBERS:
+            self.seen[key] = match
+        self.world = key[2]
+        self.members += 1
+        if self.first is None or self.first.pattern != MEMBER:
+            self.first = match
+
+    def progress(self) -> None:
+        """The run got past the start; announcements after this are a new attempt's."""
+        self.first, self.duplicate = None, None
+        self.seen.clear()
+        self.world = self.members = self.last_line = 0
+        self.backend = self.done = False
+
+    def stuck(self, lines: int) -> tuple[LineMatch, Signature] | None:
+        if self.done or self.first is None or lines - self.last_line > START_SLACK:
+            return None
+        if self.members == 0:
+            return self.first, STUCK_STARTING  # DeepSpeed's rank 0 set its process group up, no more
+        if self.world < 2:
+            return None  # one process waits for nobody
+        ranks = {rank for (_, rank, world) in self.seen if world == self.world}
+        if self.duplicate is not None:
+            return self.duplicate, DUPLICATE_RANKS
+        if len(ranks) == 1 and 0 not in ranks and not self.backend:
+            return None  # one rank's own log: rank 0's closer is in another file
+        return self.first, STUCK_STARTING
+
+
+def _shape(lead: str) -> str:
+    return "".join("0" if c.isdigit() else c for c in lead)
+
+
 class Phases:
     """The phases a log is in: the first line of each phase still open, and the latest phase line."""
 
@@ -178,8 +357,16 @@ class Phases:
         self.open: dict[str, LineMatch] = {}
         self.ended: set[str] = set()
         self.last_line = 0
+        self.startup = Startup()
 
     def line(self, match: LineMatch) -> None:
+        if match.pattern in (MEMBER, STARTING, REGISTERED):
+            self.startup.line(match)
+            return
+        if match.pattern == CLOSE and ("barrier" in match.groups or "nccl_init" in match.groups):
+            self.startup.done = True  # every rank came to the barrier, or NCCL set the group up
+        elif self.startup.first is not None:
+            self.startup.last_line = match.line  # its own output (NCCL's, c10d's, the barrier's)
         if match.pattern == MORE:
             if self.open:
                 self.last_line = match.line
@@ -198,6 +385,13 @@ class Phases:
         """The run got past every phase; a later one is a new attempt's."""
         self.open.clear()
         self.ended.clear()
+        self.startup.progress()
+
+    def verdict(self, lines: int) -> tuple[LineMatch, Signature] | None:
+        """Where the log is stuck, and what that means: an open phase, else the start-up."""
+        if (stuck := self.stuck(lines)) is not None:
+            return stuck, signature(stuck)
+        return self.startup.stuck(lines)
 
     def stuck(self, lines: int) -> LineMatch | None:
         """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
@@ -213,8 +407,10 @@ def signature(match: LineMatch) -> Signature:
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect", "nccl_init"):
+    for group in ("barrier", "dump", "connect", "nccl_init", "nccl_proc", "rdzv", "xla_rdzv"):
         if group in match.groups:
             value = match.groups[group]
+            if group == "nccl_proc":
+                return f"nccl:{value}"
             return f"barrier:{value}" if group == "barrier" and value else group
     return match.pattern
