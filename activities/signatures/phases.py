@@ -55,8 +55,10 @@ DeepSpeed's `init_distributed` (deepspeed/comm/comm.py) prints `cdb=None` per pr
 troubleshooting (docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer is stuck
 initializing at startup") names exactly this: the member line and then nothing. So a log is stuck
 starting up only when it ends there: its last lines are start-up lines (announcements, the store
-barrier's `Added key` entry, other processes' pre-start lines such as `Seed set to` and
-`LOCAL_RANK: r - CUDA_VISIBLE_DEVICES`), nothing of the program follows, and the announcements say
+barrier's `Added key` entry, other processes' pre-start lines such as `Seed set to` and `GPU
+available:`), nothing of the program follows (Lightning 2.x prints `LOCAL_RANK: r -
+CUDA_VISIBLE_DEVICES` in the accelerator's `setup`, after the process group is up: that process got
+past it), and the announcements say
 more than one process was expected (N >= 2) and are not one non-zero rank's own line (a per-rank
 log shows only its own member line, and rank 0's closer lives in another file). Ranks announced
 twice (the same rank from two processes, not one record printed twice by two handlers) mean the
@@ -177,8 +179,7 @@ PATTERNS = [
     (STARTING, r"\] (?P<backend>)Initializing TorchBackend in DeepSpeed with backend \w+"),
     (STARTING, r"\[comm\.py:\d+:init_distributed\] cdb=None\s*$"),
     (STARTING, r"Added key: store_based_barrier_key:\d+ to store for rank: \d+"),
-    (STARTING, r"^(?:\[rank: \d+\] )?(?:Global )?[Ss]eed set to \d+\s*$"),
-    (STARTING, r"^(?:\S+ )?LOCAL_RANK: \d+ - CUDA_VISIBLE_DEVICES: \[[\d,]*\]\s*$"),
+    (STARTING, r"^(?:\d+: )?(?:\[rank: \d+\] )?(?:Global )?[Ss]eed set to \d+\s*$"),
     (STARTING, r"^(?:\S+ )?[GTIH]PU available: (?:True|False)"),
     (REGISTERED, r"All (?:distributed|DDP) processes registered"),
 ]
@@ -277,8 +278,8 @@ DUPLICATE_RANKS = Signature.model_construct(
 )
 
 # Start-up is stuck only if the log ends this close to its last start-up line: a stuck start
-# prints nothing more (the slack allows a blank line or a prompt after it).
-START_SLACK = 2
+# prints nothing more (the slack allows one blank line or a prompt after it).
+START_SLACK = 1
 MAX_MEMBERS = 4096  # announcements remembered (one per process; a larger job's log is one node's)
 
 

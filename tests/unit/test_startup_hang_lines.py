@@ -246,6 +246,21 @@ def test_lightning_lines_after_the_start_are_not_start_up_lines_when_registered(
     assert verdict(log) == HEALTHY
 
 
+def test_lightning_2_local_rank_lines_come_after_the_process_group_is_up() -> None:
+    # lightning/pytorch/accelerators/cuda.py logs `LOCAL_RANK: r - CUDA_VISIBLE_DEVICES` in the
+    # accelerator's `setup`, after `setup_environment` formed the group (the CoVAE README's lines,
+    # code index 68296565424): with rank 0's closer on another logger, they still show the start
+    # went on.
+    log = (
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/4\n"
+        "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4\n"
+        "Initializing distributed: GLOBAL_RANK: 2, MEMBER: 3/4\n"
+        "Initializing distributed: GLOBAL_RANK: 3, MEMBER: 4/4\n"
+        "LOCAL_RANK: 0 - CUDA_VISIBLE_DEVICES: [0,1,2,3]\n"
+    )
+    assert verdict(log) == HEALTHY
+
+
 def test_a_new_start_after_progress_is_read_afresh() -> None:
     # A rank's progress bar (Lightning's TQDM format) ends any start before it.
     log = (
