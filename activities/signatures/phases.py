@@ -32,8 +32,11 @@ Openers and closers, as their sources print them:
 
 - torchelastic's agent (torch/distributed/elastic/agent/server/api.py): `[default] Rendezvous'ing
   worker group` before it waits for the other agents, `[default] Rendezvous complete for workers.
-  Result:` and `[default] Starting worker group` once they came. Its c10d socket lines in between
-  are its output.
+  Result:` and `[default] Starting worker group` once they came; its backends say the same
+  (dynamic_rendezvous.py: `The node '...' attempts to join the next round of the rendezvous`, then
+  `has joined round r of the rendezvous ... as rank r in a world of size n`; etcd_rendezvous.py:
+  `Attempting to join next rendezvous`, then `Rendezvous version v is complete.`). Its c10d socket
+  lines in between are its output.
 - XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
   seconds and may be stuck. Expected n threads to join the rendezvous, ...` while some never came,
   `Thread is unstuck! Warning above was a false-positive.` once they did.
@@ -149,6 +152,12 @@ PATTERNS = [
     # torchelastic's agent waits for the other agents (its rendezvous), then starts its workers.
     (OPEN, r"\[[\w-]+\] (?P<rdzv>)Rendezvous'ing worker group"),
     (CLOSE, r"\[[\w-]+\] (?P<rdzv>)(?:Rendezvous complete for workers|Starting worker group)"),
+    # Its rendezvous backends' own lines: the c10d backend (rendezvous/dynamic_rendezvous.py) and
+    # the etcd one (rendezvous/etcd_rendezvous.py).
+    (OPEN, r"The node '[^']*' (?P<rdzv>)attempts to join the next round of the rendezvous"),
+    (CLOSE, r"The node '[^']*' (?P<rdzv>)has joined round \d+ of the rendezvous"),
+    (OPEN, r"(?P<rdzv>)Attempting to join next rendezvous\s*$"),
+    (CLOSE, r"(?P<rdzv>)Rendezvous version \d+ is complete\."),
     (MORE, r"\[c10d\] The (?:server|client) socket "),
     # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
     # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init

@@ -293,6 +293,41 @@ def test_torchelastic_agent_waiting_in_its_rendezvous_at_the_end() -> None:
     assert verdict(log + done) == HEALTHY
 
 
+def test_rendezvous_backends_joining_and_joined() -> None:
+    # A torch 1.9 torchrun log with the c10d backend (code index 9387141023) and the etcd backend's
+    # restart (code index 8436331815): each says when this node joined.
+    c10d = (
+        "[INFO] 2021-06-29 12:04:55,398 api: [default] starting workers for entrypoint: python\n"
+        "[INFO] 2021-06-29 12:04:55,398 api: [default] Rendezvous'ing worker group\n"
+        "[INFO] 2021-06-29 12:04:55,398 dynamic_rendezvous: The node 'master1_21848_0' attempts to join the next"
+        " round of the rendezvous '11'.\n"
+    )
+    joined = (
+        "[INFO] 2021-06-29 12:05:25,632 dynamic_rendezvous: The node 'master1_21848_0' has joined round 0 of the"
+        " rendezvous '11' as rank 0 in a world of size 1.\n"
+        "[INFO] 2021-06-29 12:05:25,634 api: [default] Rendezvous complete for workers. Result:\n"
+        "  restart_count=0\n  master_addr=master1\n  master_port=43923\n  group_rank=0\n  group_world_size=1\n"
+        "[INFO] 2021-06-29 12:05:25,634 api: [default] Starting worker group\n"
+    )
+    assert verdict(c10d) == HANG
+    assert verdict(c10d + joined) == HEALTHY
+    etcd = (
+        "INFO 2021-05-21 23:18:16,264 Attempting to join next rendezvous\n"
+        "INFO 2021-05-21 23:18:16,285 New rendezvous state created: {'status': 'joinable', 'version': '10',"
+        " 'participants': []}\n"
+        "INFO 2021-05-21 23:18:16,327 Joined rendezvous version 10 as rank 0. Full state: {'status': 'joinable',"
+        " 'version': '10', 'participants': [0]}\n"
+        "INFO 2021-05-21 23:18:46,390 Waiting for remaining peers.\n"
+    )
+    done = (
+        "INFO 2021-05-21 23:18:46,391 All peers arrived. Confirming membership.\n"
+        "INFO 2021-05-21 23:18:46,489 Rendezvous version 10 is complete. Final state: {'status': 'final',"
+        " 'version': '10', 'participants': [0], 'num_workers_waiting': 0}\n"
+    )
+    assert verdict(etcd) == HANG
+    assert verdict(etcd + done) == HEALTHY
+
+
 def test_an_older_nccl_process_that_never_completes_its_communicator() -> None:
     # github.com/NVIDIA/nccl/issues/566 (NCCL 2.10: no Init START, the log ends in the ring setup).
     log = (
