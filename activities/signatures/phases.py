@@ -37,6 +37,9 @@ Openers and closers, as their sources print them:
   `has joined round r of the rendezvous ... as rank r in a world of size n`; etcd_rendezvous.py:
   `Attempting to join next rendezvous`, then `Rendezvous version v is complete.`). Its c10d socket
   lines in between are its output.
+- srun's step creation (Slurm src/srun/launch.c): `srun: Job j step creation temporarily disabled,
+  retrying (Requested nodes are busy)`, `... still disabled, retrying` while the allocation's
+  resources are held, `srun: Step created for StepId=j.s` once it got them.
 - XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
   seconds and may be stuck. Expected n threads to join the rendezvous, ...` while some never came,
   `Thread is unstuck! Warning above was a false-positive.` once they did.
@@ -164,6 +167,11 @@ PATTERNS = [
     # COMPLETE`. A log that ends in that output never finished setting the communicator up.
     (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
     (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
+    # srun cannot create its step yet (src/srun/launch.c: the allocation's resources are held, by
+    # another step or a node still being set up): it retries until `Step created for StepId=j.s`.
+    (OPEN, r"srun: Job \d+ step creation (?P<srun_step>)temporarily disabled, retrying"),
+    (MORE, r"srun: Job \d+ step creation still disabled, retrying"),
+    (CLOSE, r"srun: (?P<srun_step>)Step created for "),
     # XLA's rendezvous (xla/service/rendezvous.cc): a thread still waiting for the others after the
     # warning timeout says so (`This thread has been waiting for `initialize clique ...` for 10
     # seconds and may be stuck. Expected 8 threads ...`), and `Thread is unstuck!` once they came;
@@ -417,7 +425,7 @@ def signature(match: LineMatch) -> Signature:
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect", "nccl_init", "nccl_proc", "rdzv", "xla_rdzv"):
+    for group in ("barrier", "dump", "connect", "nccl_init", "nccl_proc", "rdzv", "xla_rdzv", "srun_step"):
         if group in match.groups:
             value = match.groups[group]
             if group == "nccl_proc":

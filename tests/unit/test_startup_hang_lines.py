@@ -328,6 +328,17 @@ def test_rendezvous_backends_joining_and_joined() -> None:
     assert verdict(etcd + done) == HEALTHY
 
 
+def test_srun_waiting_to_create_its_step_at_the_end() -> None:
+    # Slurm 25.11 src/srun/launch.c: the retry lines while the allocation's resources are held,
+    # then `Step created for` once they are free (its `%ps` prints `StepId=j.s`).
+    waiting = (
+        "srun: Job 1234 step creation temporarily disabled, retrying (Requested nodes are busy)\n"
+        "srun: Job 1234 step creation still disabled, retrying (Requested nodes are busy)\n"
+    )
+    assert verdict(waiting) == HANG
+    assert verdict(waiting + "srun: Step created for StepId=1234.1\n") == HEALTHY
+
+
 def test_an_older_nccl_process_that_never_completes_its_communicator() -> None:
     # github.com/NVIDIA/nccl/issues/566 (NCCL 2.10: no Init START, the log ends in the ring setup).
     log = (
