@@ -195,6 +195,8 @@ PATTERNS = [
     ),
     (STARTING, r"\] (?P<backend>)Initializing TorchBackend in DeepSpeed with backend \w+"),
     (STARTING, r"\[comm\.py:\d+:init_distributed\] cdb=None\s*$"),
+    # DeepSpeed's launcher states the world size (deepspeed/launcher/launch.py `dist_world_size=`).
+    (STARTING, r"\] dist_world_size=(?P<launched>\d+)\s*$"),
     (STARTING, r"Added key: store_based_barrier_key:\d+ to store for rank: \d+"),
     (STARTING, r"^(?:\d+: )?(?:\[rank: \d+\] )?(?:Global )?[Ss]eed set to \d+\s*$"),
     (STARTING, r"^(?:\S+ )?[GTIH]PU available: (?:True|False)"),
@@ -308,9 +310,11 @@ class Startup:
         self.first: LineMatch | None = None  # the first announcement (or DeepSpeed's backend line)
         self.seen: dict[tuple[str, int, int], LineMatch] = {}  # (lead's shape, rank, world) -> latest
         self.duplicate: LineMatch | None = None
+        self.processes: dict[str, int] = {}  # announcements per lead's shape, handler twins once
         self.world = 0  # the world size of the latest announcement
         self.members = 0  # announcements seen
         self.backend = False
+        self.launched = 0  # the world size DeepSpeed's launcher stated, if it did
         self.last_line = 0
         self.done = False
 
@@ -321,6 +325,8 @@ class Startup:
         if match.pattern == STARTING and "backend" in match.groups and self.first is None:
             self.first = match
         self.backend = self.backend or "backend" in match.groups
+        if "launched" in match.groups:
+            self.launched = int(match.groups["launched"])
         if match.pattern == MEMBER:
             self._member(match)
         if self.first is not None:
@@ -333,8 +339,11 @@ class Startup:
         key = (_shape(lead), int(match.groups["member"]), int(match.groups["world"]))
         before = self.seen.get(key)
         # The same record printed twice by two handlers of one format is back to back and alike.
-        if before is not None and (before.line + 1 != match.line or before.text != match.text):
-            self.duplicate = self.duplicate or match
+        twin = before is not None and before.line + 1 == match.line and before.text == match.text
+        if not twin:
+            self.processes[key[0]] = self.processes.get(key[0], 0) + 1
+        if before is not None and not twin and self.duplicate is None:
+            self.duplicate = match
         if len(self.seen) < MAX_MEMBERS:
             self.seen[key] = match
         self.world = key[2]
@@ -346,19 +355,25 @@ class Startup:
         """The run got past the start; announcements after this are a new attempt's."""
         self.first, self.duplicate = None, None
         self.seen.clear()
-        self.world = self.members = self.last_line = 0
+        self.processes.clear()
+        self.world = self.members = self.last_line = self.launched = 0
         self.backend = self.done = False
 
     def stuck(self, lines: int) -> tuple[LineMatch, Signature] | None:
         if self.done or self.first is None or lines - self.last_line > START_SLACK:
             return None
         if self.members == 0:
+            if self.launched == 1:
+                return None  # a world of one forms at once: the program is busy with its own start
             return self.first, STUCK_STARTING  # DeepSpeed's rank 0 set its process group up, no more
         if self.world < 2:
             return None  # one process waits for nobody
         ranks = {rank for (_, rank, world) in self.seen if world == self.world}
-        if self.duplicate is not None:
-            return self.duplicate, DUPLICATE_RANKS
+        duplicate = self.duplicate
+        # Misnumbered processes are still at most N processes; more announcements than the world
+        # are a second start appended to the log (a requeued job), not two processes per rank.
+        if duplicate is not None and self.processes.get(_shape(duplicate.groups.get("lead", "")), 0) <= self.world:
+            return duplicate, DUPLICATE_RANKS
         if len(ranks) == 1 and 0 not in ranks and not self.backend:
             return None  # one rank's own log: rank 0's closer is in another file
         return self.first, STUCK_STARTING

@@ -114,6 +114,16 @@ def test_deepspeed_setting_its_process_group_up_at_the_end_is_stuck_starting() -
         " adamw as basic optimizer\n"
     )
     assert verdict(log + later) == HEALTHY
+    # A world of one forms at once: a log that ends there is the program's own start, not a wait.
+    # The launcher's lines as github.com/deepspeedai/DeepSpeed/issues/2176 shows them (two
+    # processes there: launch.py states `dist_world_size=N`), here for one process.
+    launcher = (
+        "[2022-08-03 13:01:30,680] [INFO] [launch.py:156:main] dist_world_size={n}\n"
+        "[2022-08-03 13:01:33,766] [INFO] [comm.py:628:init_distributed] Initializing TorchBackend in DeepSpeed"
+        " with backend nccl\n"
+    )
+    assert verdict(launcher.format(n=1)) == HEALTHY
+    assert verdict(launcher.format(n=2)) == HANG
 
 
 # --- ranks announced twice: the launch numbered its processes wrongly ---------------------------
@@ -140,6 +150,16 @@ def test_duplicates_among_sixteen_without_a_label() -> None:
     ranks = (0, 1, 1, 2, 3, 2, 4, 5, 4, 5, 3, 6, 7, 7, 6)
     log = "".join(f"Initializing distributed: GLOBAL_RANK: {r}, MEMBER: {r + 1}/16\n" for r in ranks)
     assert verdict(log) == ("hang", "application", False)
+
+
+def test_a_second_start_appended_to_the_log_is_no_duplicate() -> None:
+    # A requeued job appending to its output (sbatch --open-mode=append): every rank of the world
+    # announces itself again, so more announcements than the world size. The lines are Vista's
+    # (github.com/OpenDriveLab/Vista/issues/22); the second start is stuck like the first.
+    start = (
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\nInitializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+    )
+    assert verdict(start + start) == HANG
 
 
 def test_one_record_printed_by_two_handlers_is_no_duplicate() -> None:
