@@ -57,7 +57,9 @@ utilities/distributed.py; `initializing ddp:` in 1.0-1.4, `initializing distribu
 alone prints `All distributed processes registered. Starting with N processes` (absent from many
 healthy logs: another logger, another rank's log, Lightning 1.0's condition that never held).
 DeepSpeed's `init_distributed` (deepspeed/comm/comm.py) prints `cdb=None` per process and, on rank 0,
-`Initializing TorchBackend in DeepSpeed with backend nccl` before the same call. Lightning's own
+`Initializing TorchBackend in DeepSpeed with backend nccl` before the same call; JAX's
+`jax.distributed.initialize` prints `Connecting to JAX distributed service on host:port` before
+`client.connect()`, which returns once the process registered with the coordination service. Lightning's own
 troubleshooting (docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer is stuck
 initializing at startup") names exactly this: the member line and then nothing. So a log is stuck
 starting up only when it ends there: its last lines are start-up lines (announcements, the store
@@ -195,6 +197,10 @@ PATTERNS = [
     ),
     (STARTING, r"\] (?P<backend>)Initializing TorchBackend in DeepSpeed with backend \w+"),
     (STARTING, r"\[comm\.py:\d+:init_distributed\] cdb=None\s*$"),
+    # jax.distributed.initialize (jax/_src/distributed.py): the coordinator starts its service,
+    # then every process says it connects and blocks in `client.connect()` until it registered.
+    (STARTING, r"(?P<backend>)Connecting to JAX distributed service on \S+\s*$"),
+    (STARTING, r"Starting JAX distributed service on \S+\s*$"),
     # DeepSpeed's launcher states the world size (deepspeed/launcher/launch.py `dist_world_size=`).
     (STARTING, r"\] dist_world_size=(?P<launched>\d+)\s*$"),
     (STARTING, r"Added key: store_based_barrier_key:\d+ to store for rank: \d+"),

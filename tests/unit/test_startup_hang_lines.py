@@ -126,6 +126,24 @@ def test_deepspeed_setting_its_process_group_up_at_the_end_is_stuck_starting() -
     assert verdict(launcher.format(n=2)) == HANG
 
 
+def test_jax_processes_connecting_to_the_coordination_service_at_the_end() -> None:
+    # A Kubeflow JAXJob's worker 0 (code index 4901874916): it starts the service, connects, and
+    # the backends' lines follow once `client.connect()` returned.
+    start = (
+        "I1016 14:30:28.956959 139643066051456 distributed.py:106] Starting JAX distributed service on [::]:6666\n"
+        "I1016 14:30:28.959352 139643066051456 distributed.py:119] Connecting to JAX distributed service on"
+        " jaxjob-simple-worker-0:6666\n"
+    )
+    later = (
+        "I1016 14:30:30.633651 139643066051456 xla_bridge.py:895] Unable to initialize backend 'rocm': module"
+        " 'jaxlib.xla_extension' has no attribute 'GpuAllocatorConfig'\n"
+        "I1016 14:30:30.638316 139643066051456 xla_bridge.py:895] Unable to initialize backend 'tpu': INTERNAL:"
+        " Failed to open libtpu.so: libtpu.so: cannot open shared object file: No such file or directory\n"
+    )
+    assert verdict(start) == HANG
+    assert verdict(start + later) == HEALTHY
+
+
 # --- ranks announced twice: the launch numbered its processes wrongly ---------------------------
 
 
