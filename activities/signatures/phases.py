@@ -204,6 +204,9 @@ PATTERNS = [
     # DeepSpeed's launcher states the world size (deepspeed/launcher/launch.py `dist_world_size=`).
     (STARTING, r"\] dist_world_size=(?P<launched>\d+)\s*$"),
     (STARTING, r"Added key: store_based_barrier_key:\d+ to store for rank: \d+"),
+    # c10d's ProcessGroupNCCL reads its settings while it is constructed, inside init_process_group,
+    # warning of each deprecated name it finds (torch/csrc/distributed/c10d/Utils.hpp).
+    (STARTING, r"Warning: Environment variable NCCL_\w+ is deprecated; use TORCH_NCCL_\w+ instead"),
     (STARTING, r"^(?:\d+: )?(?:\[rank: \d+\] )?(?:Global )?[Ss]eed set to \d+\s*$"),
     (STARTING, r"^(?:\S+ )?[GTIH]PU available: (?:True|False)"),
     (REGISTERED, r"All (?:distributed|DDP) processes registered"),

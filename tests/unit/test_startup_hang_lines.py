@@ -78,6 +78,22 @@ def test_fewer_ranks_than_the_world_and_nothing_more_is_stuck_starting() -> None
     assert verdict(log + barrier) == HANG  # the barrier's entry is init_process_group's own line
 
 
+def test_c10d_warnings_while_it_builds_the_process_group_are_start_up_output() -> None:
+    # A Kaggle two-GPU run (code index 51937191845): ProcessGroupNCCL warns of a deprecated
+    # variable while init_process_group builds it; rank 0's closer followed there.
+    log = (
+        "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
+        "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
+        "[W412 23:54:04.060794819 Utils.hpp:137] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is"
+        " deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function operator())\n"
+        "[W412 23:54:04.070974287 Utils.hpp:137] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is"
+        " deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function operator())\n"
+    )
+    assert verdict(log) == HANG
+    closer = RULE + "distributed_backend=nccl\nAll distributed processes registered. Starting with 2 processes\n" + RULE
+    assert verdict(log + closer) == HEALTHY
+
+
 def test_lightning_1_5_and_deepspeed_strategy_formats() -> None:
     # The 1.5-1.9 wording and the DeepSpeed strategy's (lightning/pytorch/strategies/deepspeed.py),
     # with DeepSpeed's rank-0 line of comm.py (its format as github.com/RLHFlow/Online-RLHF/issues/11).
