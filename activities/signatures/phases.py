@@ -29,7 +29,6 @@ Openers and closers, as their sources print them:
   "MainThread"`), faulthandler (`  File "x.py", line 2050 in all_reduce`, no comma) and gdb's
   backtrace (`#2  0x00007f... in c10d::ProcessGroupNCCL::WorkNCCL::wait(...)`). A traceback's
   frames (`, line 2050, in all_reduce`) are not a dump: an exception passed through there.
-
 - torchelastic's agent (torch/distributed/elastic/agent/server/api.py): `[default] Rendezvous'ing
   worker group` before it waits for the other agents, `[default] Rendezvous complete for workers.
   Result:` and `[default] Starting worker group` once they came; its backends say the same
@@ -49,30 +48,33 @@ Openers and closers, as their sources print them:
   nranks n ... - Init COMPLETE`. Read per process (`host:pid` of NCCL's prefix): one rank's
   COMPLETE says nothing of another rank still connecting.
 
-Start-up (`Startup`): the processes announce themselves and then the program waits in
-`init_process_group` until every rank has come. Lightning and Fabric print `Initializing
-distributed: GLOBAL_RANK: r, MEMBER: r+1/N` per process before that call (lightning_fabric
-utilities/distributed.py; `initializing ddp:` in 1.0-1.4, `initializing distributed:` in 1.5-1.9,
-`initializing deepspeed distributed:` for the DeepSpeed strategy; NeMo uses Lightning's), then rank 0
-alone prints `All distributed processes registered. Starting with N processes` (absent from many
-healthy logs: another logger, another rank's log, Lightning 1.0's condition that never held).
-DeepSpeed's `init_distributed` (deepspeed/comm/comm.py) prints `cdb=None` per process and, on rank 0,
-`Initializing TorchBackend in DeepSpeed with backend nccl` before the same call; JAX's
+Start-up (`Startup`): the processes announce themselves, then wait in `init_process_group` until
+every rank has come. Lightning and Fabric print `Initializing distributed: GLOBAL_RANK: r, MEMBER:
+r+1/N` per process before that call (lightning_fabric utilities/distributed.py; `initializing ddp:`
+in 1.0-1.4, `initializing distributed:` in 1.5-1.9, `initializing deepspeed distributed:` for the
+DeepSpeed strategy; NeMo uses Lightning's), then rank 0 alone prints `All distributed processes
+registered. Starting with N processes` (absent from many healthy logs: another logger, another
+rank's log, Lightning 1.0's condition that never held). DeepSpeed's `init_distributed`
+(deepspeed/comm/comm.py) prints `cdb=None` per process and, on rank 0 only, `Initializing
+TorchBackend in DeepSpeed with backend nccl` before the same call; JAX's
 `jax.distributed.initialize` prints `Connecting to JAX distributed service on host:port` before
-`client.connect()`, which returns once the process registered with the coordination service. Lightning's own
-troubleshooting (docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer is stuck
-initializing at startup") names exactly this: the member line and then nothing. So a log is stuck
-starting up only when it ends there: its last lines are start-up lines (announcements, the store
-barrier's `Added key` entry, other processes' pre-start lines such as `Seed set to` and `GPU
+`client.connect()`, which returns once the process registered. Lightning's own troubleshooting
+(docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer is stuck initializing at startup")
+names this ending: the member line, then nothing.
+
+So a log is stuck starting up only when it ends there: its last lines (one line of slack) are
+start-up lines (announcements, the store barrier's `Added key` entry, c10d's warnings while it
+builds ProcessGroupNCCL, other processes' pre-start lines such as `Seed set to` and `GPU
 available:`), nothing of the program follows (Lightning 2.x prints `LOCAL_RANK: r -
-CUDA_VISIBLE_DEVICES` in the accelerator's `setup`, after the process group is up: that process got
-past it), and the announcements say
-more than one process was expected (N >= 2) and are not one non-zero rank's own line (a per-rank
-log shows only its own member line, and rank 0's closer lives in another file). Ranks announced
-twice (the same rank from two processes, not one record printed twice by two handlers) mean the
-launch numbered its processes wrongly (processes started per node without the scheduler's ranks,
-`srun` missing, devices or nodes set differently from the allocation): the job cannot start and a
-rerun does the same.
+CUDA_VISIBLE_DEVICES` in the accelerator's `setup`, after the group is up: that process got past
+it), and more than one process was expected (N >= 2; DeepSpeed's launcher's `dist_world_size=1`)
+and the announcements are not one non-zero rank's own line (a per-rank log shows only its own
+member line; rank 0's closer lives in another file). Ranks announced twice (the same rank from two
+processes, not one record printed back to back by two handlers of one format) while the
+announcements are at most N (more is a second start appended to the log) mean the launch numbered
+its processes wrongly (processes started per node without the scheduler's ranks, `srun` missing,
+devices or nodes set differently from the allocation): the job cannot start and a rerun does the
+same.
 
 Any progress line (a step reported) closes every phase: the run got past it.
 """
@@ -349,7 +351,7 @@ class Startup:
         before = self.seen.get(key)
         # The same record printed twice by two handlers of one format is back to back and alike.
         twin = before is not None and before.line + 1 == match.line and before.text == match.text
-        if not twin:
+        if not twin and (key[0] in self.processes or len(self.processes) < MAX_MEMBERS):
             self.processes[key[0]] = self.processes.get(key[0], 0) + 1
         if before is not None and not twin and self.duplicate is None:
             self.duplicate = match
