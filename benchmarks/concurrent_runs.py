@@ -44,6 +44,15 @@ once, and a dead local worker's watches handed on at once so that local watches 
     the same, 2 workers: advice p95         8.5 s                  vs 26.3 s (load 4.0 / 6.2)
     failure -> watch completion (median)    0.15 s                 vs 0.32 s
 
+The same tree at 5,000 runs (`--runs 5000 --burst 100 --window 30 --burst-timeout 300
+--min-running 0.99`, quiet host, load 2.3-3.4): 5,000 started in 336 s; steady worker 22 %,
+dev server 15 % of a core, worker RSS 2.1 GiB; 1 worker: advice p50 5.4 s, p95 6.0 s,
+successor running p50 9.0 s, p95 11.0 s; 2 workers: advice p95 11.7 s (the second worker took
+none of the burst's tasks: its runs were all cached on the first). The 2-worker burst is always
+the second one, on a cluster with the first burst's 100 nodes down and their failures in the
+node history (its `diagnose` took 5.3 s against 1.8 s): the order, not only the worker, is in
+that comparison.
+
 With the observer's list-and-watch of the local scheduler and local watches beating every
 2.5 min (issue 14d, ab49c78), 2026-12-02, quiet host (load 1.6-3.1), `--runs 1000 --burst 100
 --window 30 --baseline bae55c0`, this tree vs bae55c0:
