@@ -572,15 +572,25 @@ def _unwinding(match: LineMatch) -> bool:
 # Python prints a message that begins with a line break): the lines after it are its message.
 _EMPTY_MESSAGE = re.compile(r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_\w+)?:?\s*$")
 MESSAGE_LINES = 3
+# MPICH's "Fatal error in <call>: <class>, error stack:" (src/mpi/errhan/errutil.c): one frame per
+# line follows, innermost last; the class is mostly "Other MPI error", and a frame's message
+# (`tables/mpich_stack.yaml`) says what failed. Stacks run to about eight frames.
+_ERROR_STACK = re.compile(r"error stack:\s*$")
+STACK_LINES = 8
+STACK_FAMILY = "mpich-stack-"
 
 
 def _winner(pool: list[_Candidate], details: Sequence[int] = ()) -> _Candidate:
     """The earliest root cause (on one line, the higher priority), unless a node fault explains it.
     An exception line with no message of its own, or whose `Last error:` detail follows it, gives
-    way to a root cause its message or detail lines hold."""
+    way to a root cause its message or detail lines hold; MPICH's error-stack header, to the
+    message of a frame of its stack."""
     first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
     start = first.match.line
-    if _EMPTY_MESSAGE.search(first.match.text):
+    if _ERROR_STACK.search(first.match.text):
+        frames = range(start + 1, start + STACK_LINES + 1)
+        told = [c for c in pool if c.match.line in frames and c.signature.id.startswith(STACK_FAMILY)]
+    elif _EMPTY_MESSAGE.search(first.match.text):
         told = [c for c in pool if start < c.match.line <= start + MESSAGE_LINES and not c.signature.cascade]
     else:
         detail = next((d for d in details if start < d <= start + MESSAGE_LINES), None)
