@@ -50,8 +50,10 @@ _SYSLOG = re.compile(
 _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
 # UCX's `[host:pid:tid]` (`[1659624398.917405] [node7:12345:0]`) and Open MPI's `[host:pid]`,
 # structured prefixes whose first field is the host whatever its name (not a `file.py:line`).
+# UCX pads the pid to five places (src/ucs/debug/log.c, "[%s:%-5d:%d:%d] "): `[node7:6807 :0:6807]`.
 _HOST_PID = re.compile(
-    r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])([A-Za-z][\w.-]{0,62}):\d{1,9}(?::\d{1,9}){0,2}\]"
+    r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])"
+    r"([A-Za-z][\w.-]{0,62}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
 )
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
@@ -70,6 +72,11 @@ _TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
 # and `[E1023 10:11:12.345678 4242 ProcessGroupNCCL.cpp:616]`, absl's `W1129 13:47:03.171 12 x.cc:67]`.
 _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? ?[\w./-]+\.(?:cpp|cc|hpp|h|c):\d+\]")
+# Libraries that mark their own warnings with a fixed prefix. rdma-core's libibverbs (PFX
+# "libibverbs: " in libibverbs/ibverbs.h) prints "Warning: couldn't load driver '<name>': <dlerror>"
+# for a provider listed in /etc/libibverbs.d that fails to load (dynamic_driver.c), then goes on
+# with the providers that did: the dlerror it quotes (`version ... not found`) is no failure.
+_LIBRARY_WARNING = re.compile(r"\s*libibverbs: Warning: ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +126,7 @@ def line_context(text: str) -> LineContext:
         rank=rank,
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
-        severity=severity.group(1) if severity else None,
+        severity=severity.group(1) if severity else ("W" if _LIBRARY_WARNING.match(head) else None),
         gpu=_gpu(head),
     )
 
