@@ -82,6 +82,33 @@ FAILURES = [
         "network",
         True,
     ),
+    # github.com/aws/aws-ofi-nccl/issues/1020: the EFA devices were not exposed to the container
+    (
+        "[2025-10-16 22:16:08] ip-172-31-3-90:1929:1937 [0] nccl_net_ofi_rdma_init:7978 NCCL WARN NET/OFI OFI"
+        " fi_getinfo() call failed: No data available",
+        "nccl-ofi-ofi-fi-getinfo-call-failed",
+        "system_software",
+        True,
+    ),
+    # github.com/awslabs/awsome-distributed-ai/issues/203: libfabric refused the GPU buffer's registration
+    (
+        "register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 4. RC: -22,"
+        " Error: Invalid argument",
+        "nccl-ofi-unable-to-register-memory",
+        "system_software",
+        True,
+    ),
+    # github.com/aws/aws-ofi-nccl/issues/156: a send completed with an error (a security group between nodes)
+    (
+        "[1,13]<stdout>:nccl-tests-worker-1:35:89 [5] ofi_process_cq:1039 NCCL WARN NET/OFI Request 0x7fbb944701b8"
+        " completed with error. RC: 20. Error: unknown error. Completed length: 0, Request: { buffer_index: 255, dev:"
+        " 1, size: 0, state: CREATED, direction: SEND }\n"
+        "[1,13]<stderr>:libfabric:35:1668017255::efa:cq:rxr_cq_write_tx_error():243<warn> rxr_cq_write_tx_error:"
+        " err: 20, prov_err: Not a directory (20)",
+        "nccl-ofi-completed-with-error",
+        "network",
+        True,
+    ),
     # github.com/NVIDIA/pyxis/issues/61: the image has no /bin/bash (enroot-switchroot.c execv)
     (
         "pyxis: importing docker image ...\n"
@@ -112,6 +139,19 @@ def test_ucx_padded_pid_names_the_node() -> None:
         " count exceeded (synd 0x15 vend 0x81) opcode SEND"
     )
     assert diagnose(text).implicated.nodes == ["ast1815"]
+
+
+def test_open_mpi_names_the_lost_daemons_node() -> None:
+    # github.com/open-mpi/ompi/issues/11830: help-errmgr-base.txt's "Remote daemon: ... on node X"
+    text = (
+        "ORTE has lost communication with a remote daemon.\n\n"
+        "  HNP daemon   : [[32679,0],0] on node ip-172-31-45-184\n"
+        "  Remote daemon: [[32679,0],1] on node queue-g4dn12xlarge-st-g4dn12xlarge-1\n\n"
+        "This is usually due to either a failure of the TCP network\n"
+        "connection to the node"
+    )
+    found = diagnose(text)
+    assert (found.category, found.implicated.nodes) == ("network", ["queue-g4dn12xlarge-st-g4dn12xlarge-1"])
 
 
 def test_mpich_stack_without_a_message_stays_the_class() -> None:
@@ -151,6 +191,28 @@ HEALTHY = [
     "slurmstepd-eureka: error: task/cgroup: hwloc_get_obj_below_by_type() failing, task/affinity plugin may be"
     " required to address bug fixed in HWLOC version 1.11.5\n"
     "slurmstepd-eureka: error: task/cgroup: task[0] unable to set taskset '0x0'",
+    # github.com/NVIDIA/nccl/issues/229: NCCL 2.4 unwinds the plugin's missing NIC path (`net.h:24 -> 2`),
+    # takes the NIC as distant and goes on building its rings: each process got past it
+    "ip-192-168-16-255:35481:35549 [1] NCCL INFO NET/OFI No NIC info for dev 0\n"
+    "ip-192-168-16-255:35481:35549 [1] NCCL INFO include/net.h:24 -> 2\n"
+    "ip-192-168-16-255:35481:35549 [1] NCCL INFO CUDA Dev 1[1], AWS Libfabric NIC distance :  SYS\n"
+    "ip-192-168-16-255:35480:35545 [0] NCCL INFO NET/OFI No NIC info for dev 0\n"
+    "ip-192-168-16-255:35480:35545 [0] NCCL INFO include/net.h:24 -> 2\n"
+    "ip-192-168-16-255:35480:35545 [0] NCCL INFO CUDA Dev 0[0], AWS Libfabric NIC distance :  SYS\n"
+    "ip-192-168-16-255:35480:35545 [0] NCCL INFO Channel 00 :    0   1   3   2   6   4   5   7   8   9  11  10  14"
+    "  12  13  15\n"
+    "ip-192-168-29-243:26465:26533 [0] NCCL INFO NET/OFI No NIC info for dev 0\n"
+    "ip-192-168-29-243:26465:26533 [0] NCCL INFO include/net.h:24 -> 2\n"
+    "ip-192-168-29-243:26465:26533 [0] NCCL INFO Ring 00 : 7 -> 8 [receive] via NET/AWS Libfabric/0",
+    # github.com/aws/aws-ofi-nccl/issues/161: libfabric's own <warn> and the plugin's INFO at start-up
+    "algo-1:462:462 [0] NCCL INFO NET/OFI Setting FI_EFA_FORK_SAFE environment variable to 1\n"
+    "libfabric:462:1673041636:efa:core:rxr_info_to_rxr():506<warn> FI_HMEM capability requires RDMA, which this"
+    " device does not support.\n"
+    "algo-1:462:462 [0] NCCL INFO NET/OFI Selected Provider is efa\n"
+    "algo-1:462:462 [0] NCCL INFO Using network AWS Libfabric",
+    # github.com/openucx/ucx/issues/2654: UCX warns that a device UCX_NET_DEVICES lists is absent here
+    "Sun May 27 12:24:33 2018[1,61]<stdout>:[1527413073.646167] [hpc-arm-hwi02:6875 :0]    ucp_context.c:586  UCX"
+    "  WARN  device 'mlx5_3:1' is not available",
     # github.com/neurodesk/neurodesktop/issues/102: Apptainer's underlay notice
     "WARNING: underlay of /etc/localtime required more than 50 (69) bind mounts",
 ]
