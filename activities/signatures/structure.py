@@ -74,6 +74,11 @@ PATTERNS = [
     # UNIMPLEMENTED: ..."). No exception class, but as final as one; its status code says what
     # kind of failure it was.
     ("struct:check-ok", r"Non-OK-status: [^\n]*? status: (?P<exc>[A-Z][A-Z_]{4,24}): "),
+    # libstdc++'s verbose terminate handler (libsupc++/vterminate.cc) prints an uncaught C++
+    # exception as "terminate called after throwing an instance of 'T'" then "  what():  <what()>"
+    # and aborts. std::system_error's what() is its errno's text (strerror, after an optional
+    # "<context>: "), as gloo's and c10d's socket code throw it: the errno says what failed.
+    ("struct:cpp-what", r"^" + _PREFIX + r"\s+what\(\):\s+(?P<what>\S[^\n]*)$"),
     # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
     ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
     # Last, so an exception line that names another class is read as the exception line.
@@ -256,6 +261,9 @@ class Tracebacks:
             # log (an excerpt that starts mid-traceback) opens it here.
             self._open.setdefault(writer, _Open(match)).raised = match
             return None
+        if match.pattern == "struct:cpp-what":
+            fact = errno_fact(match.groups.get("what", ""))
+            return None if fact is None else Uncaught(match, "C++ exception (std::system_error)", fact, traceback=True)
         name = match.groups.get("exc", "")
         if match.pattern == "struct:check-ok":
             return Uncaught(match, f"failed fatal status check ({name})", check_fact(name), traceback=True)
