@@ -96,20 +96,6 @@ MAX_EXEC_HOSTS = 8
 # releases printed a bare "*** STEP 1234.0 ON node CANCELLED AT ... ***".
 SRUN_PATTERNS = [("srun:terminating", r"^srun: Terminating (?:job step )?(?:StepId=)?(?P<step>\d+\.\w+)\s*$")]
 MAX_SRUN_STEPS = 64
-# NCCL prints its unwinding (`include/net.h:24 -> 2`) for every error a call returns, also one its
-# caller tolerates: NCCL 2.4-2.6 asks the net plugin for a NIC's PCI path and, when the plugin has
-# none (aws-ofi-nccl's "No NIC info for dev 0"), takes the NIC as distant (`NIC distance :  SYS`)
-# and goes on building its rings (NVIDIA/nccl#229). A process whose communicator setup goes on
-# after an unwinding, on its own `host:pid` lines, got past that error.
-NCCL_WENT_ON = "nccl:went-on"
-NCCL_WENT_ON_PATTERNS = [
-    (
-        NCCL_WENT_ON,
-        r"(?P<proc>[\w.-]+:\d+):\d+ \[\d+\] NCCL INFO (?:Ring \d+ ?: |Channel \d+(?:/\d+)? ?: |Trees \[|"
-        r"Connected all (?:rings|trees)|CUDA Dev \d+\[\d+\], [^\n]*NIC distance|[^\n]*Init COMPLETE)",
-    )
-]
-_NCCL_PROCESS = re.compile(r"([\w.-]+:\d+):\d+ \[\d+\] NCCL INFO ")
 CANCELLED_BY_SRUN = ("slurm-cancelled", "scheduler-slurm-task-failure-kill")
 _CANCELLED_STEP = re.compile(r"\*\*\* STEP (\S+) ")
 # NCCL's detail of an error, as PyTorch prints it under the error (getNcclErrorDetailStr): a
@@ -135,7 +121,6 @@ EXTRA_PATTERNS = (
     + PHASE_PATTERNS
     + EXEC_HOST_PATTERNS
     + SRUN_PATTERNS
-    + NCCL_WENT_ON_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -270,11 +255,9 @@ class LogDiagnoser:
             self._phases.line(phase)
         for frame in (m for m in matches if m.pattern == WAIT):
             self._wait_frame = frame
-        for went in (m for m in matches if m.pattern == NCCL_WENT_ON):
-            self._nccl_went_on(went.groups["proc"])
         if signatures or structure:
             return None
-        if all(m.pattern.startswith("phase:") or m.pattern in (WAIT, NCCL_WENT_ON) for m in matches):
+        if all(m.pattern.startswith("phase:") or m.pattern == WAIT for m in matches):
             return None
         if matches[0].pattern.startswith("rdzv:"):
             self._rendezvous.line(matches[0])
@@ -388,10 +371,6 @@ class LogDiagnoser:
             self.max_step = max(self.max_step, record.step)
         self._pace.add(record)
         return record
-
-    def _nccl_went_on(self, process: str) -> None:
-        """Drop NCCL's unwinding lines of a process whose communicator setup went on after them."""
-        self._pending = [c for c in self._pending if not (_unwinding(c.match) and _nccl_process(c.match) == process)]
 
     def _survive(self, step: int | None) -> None:
         """Drop the matches that this progress shows the run got past."""
@@ -587,12 +566,6 @@ _UNWINDING = re.compile(r"NCCL INFO [\w./-]+\.(?:cc|cu|cpp|h|c):\d+ -> \d+")
 
 def _unwinding(match: LineMatch) -> bool:
     return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
-
-
-def _nccl_process(match: LineMatch) -> str | None:
-    """The `host:pid` of an NCCL INFO line's prefix."""
-    found = _NCCL_PROCESS.search(match.text)
-    return found.group(1) if found else None
 
 
 # An exception line whose message starts on the next line (`AssertionError: ` then the text, as

@@ -205,19 +205,6 @@ HEALTHY = [
     "slurmstepd-eureka: error: task/cgroup: hwloc_get_obj_below_by_type() failing, task/affinity plugin may be"
     " required to address bug fixed in HWLOC version 1.11.5\n"
     "slurmstepd-eureka: error: task/cgroup: task[0] unable to set taskset '0x0'",
-    # github.com/NVIDIA/nccl/issues/229: NCCL 2.4 unwinds the plugin's missing NIC path (`net.h:24 -> 2`),
-    # takes the NIC as distant and goes on building its rings: each process got past it
-    "ip-192-168-16-255:35481:35549 [1] NCCL INFO NET/OFI No NIC info for dev 0\n"
-    "ip-192-168-16-255:35481:35549 [1] NCCL INFO include/net.h:24 -> 2\n"
-    "ip-192-168-16-255:35481:35549 [1] NCCL INFO CUDA Dev 1[1], AWS Libfabric NIC distance :  SYS\n"
-    "ip-192-168-16-255:35480:35545 [0] NCCL INFO NET/OFI No NIC info for dev 0\n"
-    "ip-192-168-16-255:35480:35545 [0] NCCL INFO include/net.h:24 -> 2\n"
-    "ip-192-168-16-255:35480:35545 [0] NCCL INFO CUDA Dev 0[0], AWS Libfabric NIC distance :  SYS\n"
-    "ip-192-168-16-255:35480:35545 [0] NCCL INFO Channel 00 :    0   1   3   2   6   4   5   7   8   9  11  10  14"
-    "  12  13  15\n"
-    "ip-192-168-29-243:26465:26533 [0] NCCL INFO NET/OFI No NIC info for dev 0\n"
-    "ip-192-168-29-243:26465:26533 [0] NCCL INFO include/net.h:24 -> 2\n"
-    "ip-192-168-29-243:26465:26533 [0] NCCL INFO Ring 00 : 7 -> 8 [receive] via NET/AWS Libfabric/0",
     # github.com/aws/aws-ofi-nccl/issues/161: libfabric's own <warn> and the plugin's INFO at start-up
     "algo-1:462:462 [0] NCCL INFO NET/OFI Setting FI_EFA_FORK_SAFE environment variable to 1\n"
     "libfabric:462:1673041636:efa:core:rxr_info_to_rxr():506<warn> FI_HMEM capability requires RDMA, which this"
