@@ -94,7 +94,7 @@ def example_problem(
     pattern: str, examples: tuple[str, ...], counterexamples: tuple[str, ...]
 ) -> tuple[str, int, str] | None:
     """The first test line that disagrees with the pattern: (key, index, message), or None."""
-    compiled = dialect.compile_line_pattern(pattern)
+    compiled = dialect.checking_pattern(pattern)
     for index, line in enumerate(examples):
         if not dialect.matches(compiled, line):
             return "examples", index, f"example does not match the pattern: {line!r}"
@@ -133,7 +133,9 @@ class Catalog:
 def builtin_catalog() -> Catalog:
     """`catalog.yaml` and the signatures of the knowledge tables (`tables.py`), all checked."""
     text = resources.files("recovery.activities.signatures").joinpath("catalog.yaml").read_text(encoding="utf-8")
-    return with_tables(parse_catalog(text, BUILTIN_SOURCE, base=None))
+    catalog = with_tables(parse_catalog(text, BUILTIN_SOURCE, base=None))
+    dialect.release_checked()
+    return catalog
 
 
 def with_tables(catalog: Catalog) -> Catalog:

@@ -13,6 +13,8 @@ of lines; `(?m)` makes `^` and `$` mean the start and end of a line.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import re
 from functools import lru_cache
 from typing import Any, cast
@@ -29,16 +31,18 @@ GROUPS = frozenset({"host", "rank", "ranks", "local_rank", "gpu", "pci", "peer",
 _TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*\\[AzZC]")
 
 
-def _options() -> re2.Options:
+def _options(max_mem: int) -> re2.Options:
     opts = re2.Options()
     opts.never_nl = True
     opts.encoding = cast(Any, re2.Options).Encoding.LATIN1
-    # Large catalogs need more than RE2's default 8 MiB for the multi-pattern set's DFA.
-    opts.max_mem = 256 << 20
+    opts.max_mem = max_mem
     return opts
 
 
-OPTIONS = _options()
+# Large catalogs need more than RE2's default 8 MiB for the multi-pattern set's DFA.
+OPTIONS = _options(256 << 20)
+# One pattern alone keeps RE2's default budget: a catalog holds a thousand of them.
+_LINE_OPTIONS = _options(8 << 20)
 
 Compiled = Any  # re2's compiled pattern over bytes; google-re2's stubs do not model it well
 
@@ -47,9 +51,27 @@ Compiled = Any  # re2's compiled pattern over bytes; google-re2's stubs do not m
 def compile_line_pattern(pattern: str) -> Compiled:
     """Compile a validated pattern for matching inside lines (of one line or a block of lines).
 
-    Cached: catalogs are validated, checked against their examples and compiled for scanning,
-    and each of those needs the same compiled pattern."""
-    return re2.compile(b"(?m)" + pattern.encode("ascii"), OPTIONS)
+    Cached: a catalog's signature and every scanner built from it share one compiled pattern."""
+    return checking_pattern(pattern)
+
+
+def checking_pattern(pattern: str) -> Compiled:
+    """The pattern compiled afresh, to check it and its test lines and then let go. RE2 grows a
+    pattern's DFA with every text it searches, and never shrinks it: a table's long alternation
+    grows about 1 MB on its few example lines, about 200 MB for the whole catalog, which a
+    worker would otherwise keep for its life (the scanner needs only what real lines grow)."""
+    return re2.compile(b"(?m)" + pattern.encode("ascii"), _LINE_OPTIONS)
+
+
+def release_checked() -> None:
+    """Hand the memory of patterns compiled only to be checked back to the system. glibc keeps
+    freed memory inside its heap when live allocations sit between the freed blocks, so a
+    worker's resident size would keep the checks' ~100 MB; `malloc_trim` returns those pages.
+    Elsewhere (no glibc) this does nothing."""
+    gc.collect()  # checked patterns caught in a reference cycle (a raised error) go now
+    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
 
 
 def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:
@@ -68,7 +90,7 @@ def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:
     if any(i != len(pattern) - 1 for i in _line_ends(pattern)):
         raise ValueError("$ may only end a pattern (write a line end inside one as (?:x|y)$)")
     try:
-        compiled = compile_line_pattern(pattern)
+        compiled = checking_pattern(pattern)
     except re2.error as e:
         raise ValueError(f"not a valid pattern: {e}") from None
     unknown = sorted(set(group_names(compiled)) - groups) if groups is not None else []
