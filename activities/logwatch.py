@@ -8,6 +8,7 @@ they found into the shared models.
 
 from __future__ import annotations
 
+import functools
 import statistics
 from collections import deque
 from dataclasses import dataclass
@@ -17,9 +18,9 @@ from recovery.activities.clock import utcnow
 from recovery.activities.hang import HangConfig, HangDetector, HangVerdict
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog
-from recovery.activities.signatures.diagnosis import LogDiagnoser
+from recovery.activities.signatures.diagnosis import LogDiagnoser, scanner_patterns
 from recovery.activities.signatures.result import LogDiagnosis
-from recovery.activities.signatures.scanner import FileFollower
+from recovery.activities.signatures.scanner import FileFollower, PatternSet
 from recovery.activities.straggler import StragglerConfig, StragglerDetector, StragglerVerdict
 from recovery.workflows.models import Diagnosis, Evidence, ImplicatedNode
 from recovery.workflows.policy import Policy
@@ -35,8 +36,17 @@ class LogReading:
     progress_patterns: tuple[str, ...] = ()
 
     def diagnoser(self, layout: dict[int, str]) -> LogDiagnoser:
-        progress = ProgressParser(self.progress_patterns) if self.progress_patterns else None
-        return LogDiagnoser(self.catalog, layout=layout, progress=progress)
+        progress = self._progress()
+        return LogDiagnoser(self.catalog, layout=layout, progress=progress, patterns=self.patterns)
+
+    def _progress(self) -> ProgressParser | None:
+        return ProgressParser(self.progress_patterns) if self.progress_patterns else None
+
+    @functools.cached_property
+    def patterns(self) -> PatternSet:
+        """One compiled pattern set for every log read with these settings: a worker watching
+        thousands of attempts holds one, not one each."""
+        return scanner_patterns(self.catalog, self._progress())
 
 
 class AttemptLog:

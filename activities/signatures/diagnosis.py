@@ -166,6 +166,16 @@ def _default_patterns() -> PatternSet:
     return PatternSet.from_catalog(builtin_catalog(), EXTRA_PATTERNS + ProgressParser().gates)
 
 
+def scanner_patterns(catalog: Catalog | None, progress: ProgressParser | None, engine: str | None = None) -> PatternSet:
+    """What a diagnoser's scanner looks for: the catalog's signatures, the structure and the
+    progress gates, compiled for the engine. Compiling takes a database and every pattern's RE2
+    (hundreds of KB outside Python's heap): build it once per catalog, not once per log."""
+    if catalog is None and progress is None and engine is None:
+        return _default_patterns()
+    gates = (progress or ProgressParser()).gates
+    return PatternSet.from_catalog(catalog or builtin_catalog(), EXTRA_PATTERNS + gates, engine)
+
+
 class LogDiagnoser:
     """Diagnoses one log stream incrementally. Not thread-safe; one per log."""
 
@@ -179,15 +189,15 @@ class LogDiagnoser:
         straggler: StragglerConfig | None = None,
         engine: str | None = None,
         whole: bool = False,
+        patterns: PatternSet | None = None,
     ) -> None:
         """`whole`: the log is finished (a file given to `recovery diagnose`), so a progress
-        series too short for the straggler statistic is judged whole (`LogPace`)."""
+        series too short for the straggler statistic is judged whole (`LogPace`). `patterns`:
+        `scanner_patterns(catalog, progress)` built once and shared by every log read with them."""
         self.catalog = catalog or builtin_catalog()
         self.progress = progress or ProgressParser()
-        if catalog is None and progress is None and engine is None:
-            patterns = _default_patterns()
-        else:
-            patterns = PatternSet.from_catalog(self.catalog, EXTRA_PATTERNS + self.progress.gates, engine)
+        if patterns is None:
+            patterns = scanner_patterns(catalog, progress, engine)
         self.scanner = LogScanner(patterns)
         self.scanner.sampler = Sampler()
         self.layout = dict(layout or {})
