@@ -123,6 +123,11 @@ class WorkerConfig(_Section):
     # Attempts this worker watches at once: each holds one activity slot for its whole life, so
     # runs beyond this wait, unwatched, for a slot here or on another worker.
     max_runs: int = Field(default=1000, ge=1)
+    # Run workflow code in Temporal's sandbox, which stops a non-deterministic call (the clock,
+    # I/O) as it happens. Off by default: the sandbox re-imports the workflow modules for every
+    # run a worker holds (~140 KB each, and twice the CPU to replay one), and the test suite
+    # replays every recorded history in the full sandbox instead. Turn it on to find such a call.
+    workflow_sandbox: bool = False
 
     @property
     def effective_mode(self) -> Mode:

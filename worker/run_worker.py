@@ -12,7 +12,8 @@ from typing import Any
 import structlog
 from temporalio.client import Client
 from temporalio.exceptions import WorkflowAlreadyStartedError
-from temporalio.worker import Interceptor, PollerBehaviorAutoscaling, Worker
+from temporalio.worker import Interceptor, PollerBehaviorAutoscaling, UnsandboxedWorkflowRunner, Worker
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner
 
 from recovery import settings
 from recovery.activities.actions import ActionActivities
@@ -168,6 +169,7 @@ def build_worker(
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
         max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
+        workflow_runner=SandboxedWorkflowRunner() if config.workflow_sandbox else UnsandboxedWorkflowRunner(),
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
         sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
         # Pollers follow the backlog (a burst) instead of five each, fixed.

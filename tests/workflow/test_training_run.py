@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import timedelta
 
+import pytest
 from temporalio.client import WorkflowHandle
 from temporalio.common import TypedSearchAttributes
 from temporalio.testing import WorkflowEnvironment
@@ -33,10 +34,11 @@ def generous(**kw: object) -> Policy:
 
 @asynccontextmanager
 async def running(
-    env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec, mode: str = "act"
+    env: WorkflowEnvironment, scheduler: ScriptedScheduler, spec: RunSpec, mode: str = "act", sandbox: bool = False
 ) -> AsyncIterator[WorkflowHandle[object, RunStatus]]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(env.client, scheduler, WorkerConfig(mode=mode), task_queue=queue):
+    config = WorkerConfig(mode=mode, workflow_sandbox=sandbox)
+    async with build_worker(env.client, scheduler, config, task_queue=queue):
         handle = await env.client.start_workflow(
             "TrainingRun",
             RunInput(spec=spec),
@@ -60,11 +62,12 @@ async def eventually(handle: WorkflowHandle[object, RunStatus], check, timeout: 
         await asyncio.sleep(0.05)
 
 
-async def test_failure_is_restarted_excluding_the_failed_node(
-    skipping_env: WorkflowEnvironment,
-) -> None:
+# Workers run workflow code outside Temporal's sandbox unless `workflow_sandbox` asks for it:
+# the restart path runs the same in both (a call the sandbox refuses would fail the second).
+@pytest.mark.parametrize("sandbox", [False, True], ids=["unsandboxed", "sandboxed"])
+async def test_failure_is_restarted_excluding_the_failed_node(skipping_env: WorkflowEnvironment, sandbox: bool) -> None:
     scheduler = ScriptedScheduler(["fail:node2", "complete"])
-    async with running(skipping_env, scheduler, make_spec()) as handle:
+    async with running(skipping_env, scheduler, make_spec(), sandbox=sandbox) as handle:
         status = await handle.result()
     assert status.run.state == "completed"
     assert [a.restart_count for a in status.attempts] == [0, 1]
