@@ -69,6 +69,7 @@ ELASTIC_PATTERNS = [
     ("elastic:signal", r"\btraceback\s*: Signal (?P<signal>\d+) \((?P<signame>SIG\w+)\)"),
 ]
 ELASTIC_BLOCK_LINES = 12
+CHILD_FAILED = "torchelastic-child-failed"  # the signature of the exception the summary belongs to
 # nvidia-smi's table row of a GPU: its index, then (after the name) its PCI bus id with an
 # 8-digit domain (`|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |`). A log that
 # holds the table maps the bus ids the driver's messages name to the indices the user knows.
@@ -367,10 +368,21 @@ class LogDiagnoser:
             if m.pattern in ("elastic:root-cause", "elastic:failure"):
                 block = _ElasticBlock(m.line, lines=[m], root=m.pattern == "elastic:root-cause")
                 self._blocks = [*self._blocks[-MAX_BLOCKS + 1 :], block]
+                if block.root and not any(c.signature.id == CHILD_FAILED for c in self._pending):
+                    self._summary_without_exception(m)
             elif self._blocks and m.line - self._blocks[-1].line <= ELASTIC_BLOCK_LINES:
                 block = self._blocks[-1]
                 block.fields.update(m.groups)
                 block.lines.append(m)
+
+    def _summary_without_exception(self, heading: LineMatch) -> None:
+        """torchelastic prints its "Root Cause (first observed failure):" heading only inside
+        ChildFailedError's message (torch/distributed/elastic/multiprocessing/errors/__init__.py,
+        ChildFailedError.format_msg): the heading is that failure where the exception line is not
+        in the log (an excerpt that starts below it; a launcher that wraps torchrun and prints the
+        summary alone, as `colossalai run` and llamafactory-cli do)."""
+        if CHILD_FAILED in self.catalog:
+            self._add_candidate(heading, self.catalog[CHILD_FAILED])
 
     def _progress(self, record: ProgressRecord) -> ProgressRecord:
         self.progress_lines += 1
