@@ -77,6 +77,21 @@ _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? 
 # for a provider listed in /etc/libibverbs.d that fails to load (dynamic_driver.c), then goes on
 # with the providers that did: the dlerror it quotes (`version ... not found`) is no failure.
 _LIBRARY_WARNING = re.compile(r"\s*libibverbs: Warning: ")
+# Python logging's DEBUG level where a record's format puts the level name before the message
+# (`DEBUG:root:...`, `[DEBUG]`, `- DEBUG -`, `| DEBUG |`, `root[14429] DEBUG ...`). An error a
+# program logs at DEBUG is one it caught and judged routine (logging's HOWTO: "detailed
+# information, typically of interest only when diagnosing problems"); an uncaught one reaches
+# stderr through sys.excepthook, not through a logger's DEBUG records. Upper case and standing
+# alone, so `NCCL_DEBUG=INFO` and `TORCH_DISTRIBUTED_DEBUG` in a message are not a level.
+_DEBUG_LEVEL = re.compile(r"(?:^|[\s\[|:-])DEBUG(?:[\]|:]|\s-?\s?)")
+_LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
+
+
+def _library_or_debug(head: str) -> str | None:
+    """W for a library's own warning prefix, D for a Python logging record at DEBUG level."""
+    if _LIBRARY_WARNING.match(head):
+        return "W"
+    return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,12 +99,13 @@ class LineContext:
     rank: int | None = None
     host: str | None = None
     local_rank: int | None = None
-    severity: str | None = field(default=None, compare=False)  # I, W, E or F from a glog-style prefix
+    # I, W, E or F from a glog-style prefix; D for a Python logging record at DEBUG level
+    severity: str | None = field(default=None, compare=False)
     gpu: str | None = field(default=None, compare=False)  # `gpu0` or a PCI bus id `0000:3b:00`
 
     @property
     def warning(self) -> bool:
-        return self.severity in ("I", "W")
+        return self.severity in ("I", "W", "D")
 
 
 def _named(host: str) -> bool:
@@ -122,11 +138,12 @@ def line_context(text: str) -> LineContext:
     if host is None:
         host = _host(head)
     severity = _SEVERITY.search(head)
+    level = severity.group(1) if severity else _library_or_debug(head)
     return LineContext(
         rank=rank,
         host=node_name(host) if host else None,
         local_rank=int(local.group(1)) if local else None,
-        severity=severity.group(1) if severity else ("W" if _LIBRARY_WARNING.match(head) else None),
+        severity=level,
         gpu=_gpu(head),
     )
 

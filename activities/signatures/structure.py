@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from recovery.activities.signatures.prefixes import LineContext
+from recovery.activities.signatures.prefixes import LineContext, line_context
 from recovery.activities.signatures.scanner import LineMatch
 from recovery.activities.signatures.tables import Fact, lookup
 
@@ -289,6 +289,10 @@ class Tracebacks:
         found = []
         for tb in self._open.values():
             if tb.start.line <= after or tb.ignored:
+                continue
+            if line_context(tb.start.text).warning:
+                # A logger printed it at a warning or lower level (`root[42] DEBUG Traceback ...`,
+                # `[W ...] ... Traceback`): the program caught the exception and logged it.
                 continue
             if (told := tb.raised or tb.named) is not None:
                 name = told.groups.get("exc", "")

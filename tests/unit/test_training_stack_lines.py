@@ -5,6 +5,7 @@ sources."""
 
 from __future__ import annotations
 
+from recovery.activities.signatures.prefixes import line_context
 from tests.unit.real_lines import diagnose, verdict
 
 HEALTHY = (None, "none", None)
@@ -201,3 +202,42 @@ not supported by protocol).
 /root/miniconda3/envs/py3.11/bin/python: Error while finding module specification for 'axolotl.cli.train' \
 (ModuleNotFoundError: No module named 'axolotl')"""
     assert verdict(log) == ("py-import-error", "application", False)
+
+
+# NVIDIA/MinkowskiEngine#359: the program catches CUDA OOM, logs it (and its traceback's header)
+# at DEBUG level, logs at WARNING that it skips the batch, and goes on.
+CAUGHT_OOM = (
+    "2021-06-02 16:00:18 dev-ssh-geza root[14429] DEBUG Batch loss: 0.0011402334785088897\n"
+    "2021-06-02 16:00:20 dev-ssh-geza root[14429] DEBUG Free GPU ram: 7142.5\n"
+    "2021-06-02 16:00:23 dev-ssh-geza root[14429] DEBUG CUDA out of memory. Tried to allocate 196.00 MiB (GPU 0;"
+    " 15.78 GiB total capacity; 13.57 GiB already allocated; 46.75 MiB free; 14.10 GiB reserved in total by PyTorch)\n"
+    "2021-06-02 16:00:23 dev-ssh-geza root[14429] DEBUG Traceback (most recent call last):\n"
+    "2021-06-02 16:00:23 dev-ssh-geza root[14429] WARNING CUDA OOM Error during batch execution, skipping batch.\n"
+    "2021-06-02 16:00:23 dev-ssh-geza root[14429] DEBUG Free GPU ram: 7142.5\n"
+    "2021-06-02 16:00:26 dev-ssh-geza root[14429] DEBUG CUDA out of memory. Tried to allocate 178.00 MiB (GPU 0;"
+    " 15.78 GiB total capacity; 13.73 GiB already allocated; 54.75 MiB free; 14.09 GiB reserved in total by PyTorch)\n"
+    "2021-06-02 16:00:26 dev-ssh-geza root[14429] DEBUG Traceback (most recent call last):\n"
+    "2021-06-02 16:00:26 dev-ssh-geza root[14429] WARNING CUDA OOM Error during batch execution, skipping batch.\n"
+    "2021-06-02 16:00:27 dev-ssh-geza root[14429] DEBUG Free GPU ram: 6788.5"
+)
+
+
+def test_an_out_of_memory_error_logged_at_debug_level_was_caught() -> None:
+    assert verdict(CAUGHT_OOM) == HEALTHY
+
+
+def test_the_same_out_of_memory_error_unlogged_is_fatal() -> None:
+    # The same message as PyTorch raises it: the level was what made the difference.
+    line = CAUGHT_OOM.splitlines()[2].split(" DEBUG ", 1)[1]
+    assert verdict(line)[1:] == ("out_of_memory", False)
+
+
+def test_a_debug_setting_in_a_message_is_not_a_logging_level() -> None:
+    # NVIDIA/nccl#1231: the hint PyTorch puts in an NCCL error names NCCL_DEBUG; the line stays fatal
+    line = (
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691,"
+        " unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3"
+    )
+    assert not line_context(line).warning
+    assert verdict(line)[0] is not None
+    assert line_context(CAUGHT_OOM.splitlines()[2]).warning
