@@ -57,7 +57,14 @@ def _known_unsuffixed() -> list[str]:
 
 _CLASS = "(?:" + _SUFFIXED + "|" + "|".join(re.escape(n) for n in _known_unsuffixed()) + ")"
 PATTERNS = [
-    ("struct:traceback", r"Traceback \(most recent call last\):"),
+    # rich's traceback (rich/traceback.py, `rich.traceback.install()`, used by accelerate's and
+    # other CLIs) draws the header into a box: `╭──── Traceback (most recent call last) ────╮`
+    # (U+256D, then U+2500s, in UTF-8: patterns are ASCII bytes).
+    (
+        "struct:traceback",
+        r"Traceback \(most recent call last\):"
+        r"|\xe2\x95\xad(?:\xe2\x94\x80)+ Traceback \(most recent call last\) \xe2\x94\x80",
+    ),
     # IPython and Jupyter (IPython.core.ultratb.VerboseTB) print the class first, padded, on the
     # header of an uncaught exception's traceback: `IndexError      Traceback (most recent call last)`.
     ("struct:ipython", r"^(?P<exc>" + _CLASS + r")\s{2,}Traceback \(most recent call last\)"),

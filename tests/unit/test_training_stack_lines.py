@@ -241,3 +241,42 @@ def test_a_debug_setting_in_a_message_is_not_a_logging_level() -> None:
     assert not line_context(line).warning
     assert verdict(line)[0] is not None
     assert line_context(CAUGHT_OOM.splitlines()[2]).warning
+
+
+def test_a_worker_failure_that_rich_wrapped_into_columns_is_a_failure() -> None:
+    # bmaltais/kohya_ss#1414: rich's logging handler pads the level and wraps the agent's record
+    # into a column (the pid and binary on the next rows), then rich draws the traceback in a box
+    log = (
+        "VAE: <All keys matched successfully>\n"
+        "[01:21:55] ERROR    failed (exitcode: -7) local_rank: 0 (pid:      api.py:672\n"
+        "                    2255697) of binary:                                      \n"
+        "                    /root/miniconda3/envs/sd-webui/bin/python                \n"
+        "╭──────────────────── Traceback (most recent call last) ────────────────────╮\n"
+        "│ /root/miniconda3/envs/sd-webui/bin/accelerate:8 in <module>               │\n"
+        "│                                                                           │\n"
+        "│   5 from accelerate.commands.accelerate_cli import main                   │\n"
+        "│   6 if __name__ == '__main__':                                            │\n"
+        "│   7 │   sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])  │\n"
+        "│ ❱ 8 │   sys.exit(main())                                                  │\n"
+        "│   9                                                                       │"
+    )
+    found = diagnose(log)
+    assert (found.symptom, found.category, found.retryable) == ("crash", "unknown", True)
+    assert {e.signature for e in found.evidence} >= {"torchelastic-worker-failed"}
+    # the record alone, without the box after it
+    assert verdict("\n".join(log.splitlines()[:4]))[0] == "torchelastic-worker-failed"
+
+
+def test_a_debug_record_before_the_watchdogs_timeouts_leaves_them_fatal() -> None:
+    # huggingface/trl#1726: the program's DEBUG record, then the NCCL watchdog on ranks 1 and 2
+    log = (
+        "2024-06-17 08:37:15,707::93731__main__:DEBUG Before PPO step\n"
+        "[rank1]:[E617 08:47:15.010046090 ProcessGroupNCCL.cpp:572] [Rank 1] Watchdog caught collective operation"
+        " timeout: WorkNCCL(SeqNum=7930, OpType=_ALLGATHER_BASE, NumelIn=214016000, NumelOut=856064000,"
+        " Timeout(ms)=600000) ran for 600029 milliseconds before timing out.\n"
+        "[rank2]:[E617 08:47:15.047646334 ProcessGroupNCCL.cpp:572] [Rank 2] Watchdog caught collective operation"
+        " timeout: WorkNCCL(SeqNum=7930, OpType=_ALLGATHER_BASE, NumelIn=214016000, NumelOut=856064000,"
+        " Timeout(ms)=600000) ran for 600073 milliseconds before timing out."
+    )
+    found = diagnose(log)
+    assert (found.symptom, found.category, found.retryable) == ("hang", "unknown", True)
