@@ -280,3 +280,40 @@ def test_a_debug_record_before_the_watchdogs_timeouts_leaves_them_fatal() -> Non
     )
     found = diagnose(log)
     assert (found.symptom, found.category, found.retryable) == ("hang", "unknown", True)
+
+
+def test_hydras_compact_report_of_a_target_it_cannot_locate_is_the_configs() -> None:
+    # ashleve/lightning-hydra-template#350: Lightning under Hydra, the model class cannot be imported
+    log = (
+        "[2022-06-08 08:12:42,389][src.training_pipeline][INFO] - Instantiating datamodule"
+        " <src.datamodules.xxx_datamodule.XXXDataModule>\n"
+        "[2022-06-08 08:12:42,395][src.training_pipeline][INFO] - Instantiating model"
+        " <src.models.xxx_module.XXXLitModule>\n"
+        "Error executing job with overrides: []\n"
+        "Error locating target 'src.models.xxx_module.XXXLitModule', see chained exception above.\n"
+        "full_key: model\n"
+        "\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."
+    )
+    assert verdict(log) == ("hydra-config-error", "application", False)
+
+
+def test_an_override_hydra_cannot_apply_is_the_configs() -> None:
+    # apple/ml-inrflow#1
+    log = (
+        "In 'experiment/inrflow_imagenet': Could not override 'data@experiment.data'.\n"
+        "Did you mean to override data?\n"
+        "\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace."
+    )
+    assert verdict(log) == ("hydra-config-error", "application", False)
+
+
+def test_hydras_job_end_alone_is_a_failure_of_unknown_cause() -> None:
+    # txie-93/cdvae#61: the excerpt ends at Hydra's line; the reason after it is cut
+    log = (
+        "[2024-05-13 21:24:38,353][hydra.utils][INFO] - Instantiating <cdvae.pl_data.data"
+        "                 module.CrystDataModule>\n"
+        "Error executing job with overrides: ['data=perov', 'expname=perov']"
+    )
+    assert verdict(log) == ("hydra-job-failed", "unknown", True)
