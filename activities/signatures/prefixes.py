@@ -82,8 +82,11 @@ _LIBRARY_WARNING = re.compile(r"\s*libibverbs: Warning: ")
 # program logs at DEBUG is one it caught and judged routine (logging's HOWTO: "detailed
 # information, typically of interest only when diagnosing problems"); an uncaught one reaches
 # stderr through sys.excepthook, not through a logger's DEBUG records. Upper case and standing
-# alone, so `NCCL_DEBUG=INFO` and `TORCH_DISTRIBUTED_DEBUG` in a message are not a level.
-_DEBUG_LEVEL = re.compile(r"(?:^|[\s\[|:-])DEBUG(?:[\]|:]|\s-?\s?)")
+# alone, so `NCCL_DEBUG=INFO` and `TORCH_DISTRIBUTED_DEBUG` in a message are not a level; set off
+# by spaces, brackets or colons only, as Python's formats do: Go's zap console encoder separates
+# its fields by tabs (`1.7e+09\tDEBUG\tevents\t...`), and a Kubernetes controller records the
+# failures of the pods it supervises as DEBUG events, which are failures all the same.
+_DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])DEBUG(?:[\]|:]| -? ?)")
 _LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
 
 
