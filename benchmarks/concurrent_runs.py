@@ -600,6 +600,8 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     rig.cluster = True
     local_cluster.start(args.runs + 2 * args.burst + 8, timeout=120)
     rig.workers.append(start_worker(rig.home, 1, args.runs))
+    if args.two_from_start:  # both take runs as they start: each holds about half
+        rig.workers.append(start_worker(rig.home, 2, args.runs))
     client = await connect()
     script = write_job(rig.home, args.progress_every)
 
@@ -616,9 +618,12 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     jobs = [j for j in await cluster_jobs() if j.state.value == "RUNNING"]
     victims = [jobs[i * len(jobs) // (2 * args.burst)] for i in range(2 * args.burst)]
 
+    if args.two_from_start:
+        pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
+    rounds = [(2, victims[0::2])] if args.two_from_start else [(1, victims[0::2]), (2, victims[1::2])]
     phases: list[Phase] = []
-    for n, group in ((1, victims[0::2]), (2, victims[1::2])):
-        if n == 2:
+    for n, group in rounds:
+        if n == 2 and not args.two_from_start:
             rig.workers.append(start_worker(rig.home, 2, args.runs))
             pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
             await asyncio.sleep(15)  # it connects and polls
@@ -744,7 +749,8 @@ def report(args: argparse.Namespace, columns: list[Column], command: str) -> Non
         rows.append((f"  {step}", cells))
 
     print()
-    print(f"concurrent runs (1-node jobs, idle), {args.burst} fail at once (node-down), with one then two workers;")
+    workers = "two workers from the start" if args.two_from_start else "one then two workers"
+    print(f"concurrent runs (1-node jobs, idle), {args.burst} fail at once (node-down), with {workers};")
     print("embedded dev server + local scheduler, 2 cores; CPU = mean % of one core (peak 1 s), peak RSS")
     headers = [(c.label, f"{c.runs} runs, {p.workers} worker{'s' if p.workers > 1 else ''}") for c, p in cells_of]
     width = max(len(label) for label, _ in rows)
@@ -781,6 +787,7 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         argv += ["--window", str(args.window), "--progress-every", str(args.progress_every)]
         argv += ["--burst-timeout", str(args.burst_timeout), "--child-out", out.name, "--label", label]
         argv += ["--min-running", str(args.min_running)]
+        argv += ["--two-from-start"] if args.two_from_start else []
         argv += ["--keep-home"] if args.keep_home else []
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
@@ -839,6 +846,11 @@ def main() -> int:
         type=float,
         default=1.0,
         help="go on once this share of the jobs runs and no more started for 60 s (10,000 runs: 0.99)",
+    )
+    parser.add_argument(
+        "--two-from-start",
+        action="store_true",
+        help="run two workers from before the first run starts (one burst, shared), not one then a second",
     )
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     parser.add_argument("--label", default="this tree", help=argparse.SUPPRESS)
