@@ -55,6 +55,25 @@ FAILED = [
         " https://huggingface.co/datasets/cerebras/SlimPajama-627B/resolve/2d0accdd/train/chunk1/example_train_3300.jsonl.zst",
         ("http-status-429", "network", True),
     ),
+    # amirbar/DETReg#65: urllib's form, torch.hub downloading weights the server refused
+    (
+        'Downloading: "https://dl.fbaipublicfiles.com/deepcluster/swav_800ep_pretrain.pth.tar" to'
+        " C:\\Users\\pc/.cache\\torch\\hub\\checkpoints\\swav_800ep_pretrain.pth.tar\n"
+        "urllib.error.HTTPError: HTTP Error 403: Forbidden",
+        ("http-status-403", "application", False),
+    ),
+    # pytorch/pytorch#61755: GitHub's API answers its rate limit with 403; waiting helps
+    (
+        "--> 649         raise HTTPError(req.full_url, code, msg, hdrs, fp)\n\n"
+        "HTTPError: HTTP Error 403: rate limit exceeded",
+        ("http-status-rate-limit-exceeded", "network", True),
+    ),
+    # ypwang61/ThetaEvolve#5: httpx's form (address made neutral)
+    (
+        "httpx.HTTPStatusError: Server error '503 Service Unavailable' for url 'http://10.0.0.34:3938/generate'\n"
+        "For more information check: https://developer.mozilla.org/en-US/docs/Web/HTTP/Status/503",
+        ("http-status-503", "network", True),
+    ),
     # csuhan/opendet2#29: Detectron2's divergence stop, quoted with a mangled class
     (
         "Runtime Error: floatingPointError: Loss became infinite or NaN at iteration=166!\n"
