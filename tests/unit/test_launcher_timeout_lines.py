@@ -126,6 +126,32 @@ def test_tensorflow_collective_abort_for_a_connection_is_not_a_timeout() -> None
     assert _read(TRACEBACK + line)[1] == "network"
 
 
+# --- fault tolerance's rank monitor (NVIDIA/nvidia-resiliency-ext at d8686d9c) -----------------
+
+
+def test_rank_monitor_heartbeat_timeout_is_a_hang_naming_no_node() -> None:
+    # NeMo's fault-tolerance docs (what a hang looks like under FaultTolerancePlugin); the
+    # `[RankMonitorServer:34]` prefix is the monitor's logger, not a host
+    log = (
+        "[WARNING] [RankMonitorServer:34] Did not get subsequent heartbeat. Waited 171.92 seconds.\n"
+        "[WARNING] [RankMonitorServer:58] Did not get subsequent heartbeat. Waited 171.92 seconds.\n"
+        "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 453152 closing signal SIGTERM\n"
+    )
+    found = diagnose(log)
+    assert (found.symptom, found.category, found.retryable) == STALLED
+    assert found.evidence[0].signature == "ft-rank-heartbeat-timeout"
+    assert found.implicated.nodes == []
+
+
+def test_rank_monitor_section_timeouts_are_hangs() -> None:
+    # src/nvidia_resiliency_ext/fault_tolerance/rank_monitor_server.py `_is_section_timeout_elapsed`
+    for line in (
+        "[Cycle 2] Section 'step' has been open for 301.52 seconds. Timeout is 300.00 seconds.",
+        "[Cycle 0] Was out of section for 605.10 seconds. Timeout is 600.00 seconds.",
+    ):
+        assert verdict(line) == ("ft-rank-section-timeout", "unknown", True)
+
+
 # --- healthy but alarming: pace that dips, spikes or warms up ------------------------------------
 
 
