@@ -13,9 +13,9 @@ import pytest
 
 from tests.corpus.scoring import CORPUS, PARTS, Excerpt, load, part_of, score
 
-HELD_OUT_FLOORS = {"found": 0.88, "retryable": 0.82, "category": 0.76, "culprit": 0.62}
+HELD_OUT_FLOORS = {"found": 0.90, "retryable": 0.85, "category": 0.79, "culprit": 0.64}
 # The development part may be tuned against; its floors keep what was reached from sliding back.
-DEV_FLOORS = {"found": 0.96, "retryable": 0.94, "category": 0.92, "culprit": 0.84}
+DEV_FLOORS = {"found": 0.97, "retryable": 0.96, "category": 0.94, "culprit": 0.85}
 FALSE_ALARMS_PER_HEALTHY = 1 / 80
 
 
