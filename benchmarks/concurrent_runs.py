@@ -32,6 +32,22 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+With the catalog's checks no longer keeping their compiled patterns' memory and workflow code
+run outside the sandbox (issue 14f, 5798b92 and 3a7dfb2), 2026-12-03, load 1.9-2.9,
+`--runs 1000 --burst 100 --window 30 --baseline 52da7bd`, this tree vs 52da7bd:
+
+    steady worker / dev server / daemon     6% / 1% / 0%           vs 7% / 1% / 0% of a core
+    worker RSS                              383 MiB                vs 672 MiB
+    burst worker CPU                        59%                    vs 81%
+    failure -> advice, 1 worker             p50 2.6 s, p95 4.1 s   vs p50 2.8 s, p95 3.2 s
+    failure -> successor running, 1 worker  p50 5.4 s, p95 6.5 s   vs p50 5.8 s, p95 6.3 s
+
+The same tree at 10,000 runs (`--runs 10000 --burst 100 --window 30 --burst-timeout 300
+--min-running 0.99`, load 3.3-4.5): 10,000 started in 1,432 s; steady worker 36 %, dev server
+86 % of a core, worker RSS 2.2 GiB (3.8 GiB at e9d37e8); the dev server saturated, 17 of the
+first burst's 100 runs advised within 300 s (the worker's log; the status queries the
+benchmark reads them by timed out), a workflow task took 105 s.
+
 With the diagnoses of a burst sharing one node read, the observer's look walking its watches
 once, and a dead local worker's watches handed on at once so that local watches beat every
 2.5 min again (issue 14e, b17e2fe), 2026-12-02, helpers' tests running on the host (load
