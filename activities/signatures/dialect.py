@@ -66,7 +66,7 @@ def checking_pattern(pattern: str) -> Compiled:
 def release_checked() -> None:
     """Hand the memory of patterns compiled only to be checked back to the system. glibc keeps
     freed memory inside its heap when live allocations sit between the freed blocks, so a
-    worker's resident size would keep the checks' ~100 MB; `malloc_trim` returns those pages.
+    worker's resident size would keep the checks' ~180 MB; `malloc_trim` returns those pages.
     Elsewhere (no glibc) this does nothing."""
     gc.collect()  # checked patterns caught in a reference cycle (a raised error) go now
     trim = getattr(ctypes.CDLL(None), "malloc_trim", None)

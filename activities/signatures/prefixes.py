@@ -102,7 +102,8 @@ class LineContext:
     rank: int | None = None
     host: str | None = None
     local_rank: int | None = None
-    # I, W, E or F from a glog-style prefix; D for a Python logging record at DEBUG level
+    # I, W, E or F from a glog-style prefix; W for a library's own warning prefix; D for a Python
+    # logging record at DEBUG level
     severity: str | None = field(default=None, compare=False)
     gpu: str | None = field(default=None, compare=False)  # `gpu0` or a PCI bus id `0000:3b:00`
 
