@@ -18,11 +18,12 @@ TUNING = {
     # One observer per worker looks at every watched job and log (activities/observer/), so a
     # short poll costs one scheduler read per worker, not one per run. What an idle run costs
     # is its watch's heartbeat, one every half of this timeout (10,000 runs at 60 s: 330 a
-    # second, more than the dev server keeps up with; at 300 s, 67). The timeout is also how
-    # long a dead worker's watches wait before they move, except that a worker hands on at
-    # once those of a dead worker of its own host (worker/orphans.py): the embedded default's
-    # worker, killed and started again by hand, needs no short timeout.
-    "local": Tuning(watch_heartbeat_timeout_seconds=300.0),
+    # second, more than the dev server keeps up with; at 300 s, 67; at 1,800 s, 11). The
+    # timeout is also how long a dead worker's watches wait before they move, except that a
+    # worker hands on at once those of a dead worker of its own host (worker/orphans.py).
+    # The local scheduler's workers are all on its host, so its runs take the long timeout;
+    # Slurm's workers may be on other hosts, whose watches only the timeout moves.
+    "local": Tuning(watch_heartbeat_timeout_seconds=1800.0),
     "slurm": Tuning(
         poll_seconds=1.0,
         heartbeat_timeout_seconds=60.0,

@@ -581,9 +581,10 @@ class Tuning(Model):
     # worker's watches wait before they move to a live one, and what an idle run costs (a
     # heartbeat every 0.8 of it). Runs before the observer used heartbeat_timeout_seconds.
     watch_heartbeat_timeout_seconds: float | None = Field(default=None, gt=0)
-    # The run's safety net: a watch that brought no news this long is re-armed, and the
-    # observer judges the attempt again from the scheduler's state then.
-    watch_rearm_seconds: float = Field(default=1800.0, gt=0)
+    # The run's safety net: a watch that brought no news this long (to 1.5 times it, spread per
+    # run) is re-armed, and the observer judges the attempt again from the scheduler's state
+    # then. Each re-arm is two workflow tasks: at 10,000 runs, an hour makes 2.2 a second.
+    watch_rearm_seconds: float = Field(default=3600.0, gt=0)
 
 
 class DiagnoseResult(Model):

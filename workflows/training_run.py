@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import zlib
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 from typing import Any
@@ -209,20 +210,24 @@ class TrainingRun:
 
     async def _await_news(self, attempt: Attempt) -> WatchResult | None:
         """Wait for the worker's observer to wake the run with news of its attempt. A durable
-        timer is the safety net: a watch quiet for `watch_rearm_seconds` is re-armed, and the
-        observer (of whichever worker takes it) judges the attempt from the scheduler's state
-        now. A cancelled watch is not waited for: it only ever reads."""
+        timer is the safety net: a watch quiet for `watch_rearm_seconds` (to 1.5 times it,
+        `rearm_delay`) is re-armed, and the observer (of whichever worker takes it) judges the
+        attempt from the scheduler's state now. A cancelled watch is not waited for: it only
+        ever reads."""
         tuning = self.tuning
         beat = tuning.watch_heartbeat_timeout_seconds or tuning.heartbeat_timeout_seconds
+        arming = 0  # how many times this attempt's watch was re-armed
         while True:
             watch = self._start_watch(attempt, beat, ActivityCancellationType.TRY_CANCEL)
+            wait = rearm_delay(tuning.watch_rearm_seconds, self.spec.run_id, attempt.index, arming)
             try:
                 await workflow.wait_condition(
                     lambda w=watch: w.done() or self._cancel is not None,  # type: ignore[misc]
-                    timeout=timedelta(seconds=tuning.watch_rearm_seconds),
+                    timeout=timedelta(seconds=wait),
                 )
             except TimeoutError:
                 _let_go(watch)
+                arming += 1
                 continue
             if not watch.done():
                 _let_go(watch)
@@ -788,6 +793,15 @@ def _cause(error: ActivityError) -> str:
     while isinstance(root, TemporalError) and root.cause is not None:
         root = root.cause
     return str(root)
+
+
+def rearm_delay(rearm_seconds: float, run_id: str, attempt: int, arming: int) -> float:
+    """How long a watch may stay quiet before it is re-armed: `rearm_seconds` to 1.5 times it,
+    spread by the run, the attempt and the re-arming. Runs started or restarted together (a
+    burst, a worker's start) would otherwise re-arm together, each re-arm two workflow tasks
+    through the server at once. crc32, not hash(): the same on every replay and every worker."""
+    spread = zlib.crc32(f"{run_id}/{attempt}/{arming}".encode()) / 2**32
+    return rearm_seconds * (1.0 + spread / 2)
 
 
 def _let_go(watch: workflow.ActivityHandle[WatchResult]) -> None:
