@@ -286,12 +286,14 @@ class Sampler:
 DEFAULT_MAX_RUNS = 1000
 
 
-def start_worker(home: Path, n: int, runs: int) -> subprocess.Popen[bytes]:
+def start_worker(home: Path, n: int, runs: int, cached_runs: int | None = None) -> subprocess.Popen[bytes]:
     log = (home / f"worker{n}.log").open("ab")
     argv = [sys.executable, "-m", "recovery.worker", "worker"]
-    if runs > DEFAULT_MAX_RUNS:
+    lines = [f"max_runs: {runs + 500}"] if runs > DEFAULT_MAX_RUNS else []
+    lines += [f"cached_runs: {cached_runs}"] if cached_runs else []  # only this tree's config has it
+    if lines:
         config = home / "worker.yaml"
-        config.write_text(f"max_runs: {runs + 500}\n")
+        config.write_text("\n".join(lines) + "\n")
         argv += ["--config", str(config)]
     return subprocess.Popen(
         argv,
@@ -615,9 +617,9 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     server.start(timeout=60)
     rig.cluster = True
     local_cluster.start(args.runs + 2 * args.burst + 8, timeout=120)
-    rig.workers.append(start_worker(rig.home, 1, args.runs))
+    rig.workers.append(start_worker(rig.home, 1, args.runs, args.cached_runs))
     if args.two_from_start:  # both take runs as they start: each holds about half
-        rig.workers.append(start_worker(rig.home, 2, args.runs))
+        rig.workers.append(start_worker(rig.home, 2, args.runs, args.cached_runs))
     client = await connect()
     script = write_job(rig.home, args.progress_every)
 
@@ -640,7 +642,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     phases: list[Phase] = []
     for n, group in rounds:
         if n == 2 and not args.two_from_start:
-            rig.workers.append(start_worker(rig.home, 2, args.runs))
+            rig.workers.append(start_worker(rig.home, 2, args.runs, args.cached_runs))
             pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
             await asyncio.sleep(15)  # it connects and polls
         print(f"{n} worker(s): steady state for {args.window:.0f}s", flush=True)
@@ -804,6 +806,7 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         argv += ["--burst-timeout", str(args.burst_timeout), "--child-out", out.name, "--label", label]
         argv += ["--min-running", str(args.min_running)]
         argv += ["--two-from-start"] if args.two_from_start else []
+        argv += ["--cached-runs", str(args.cached_runs)] if args.cached_runs and label == "this tree" else []
         argv += ["--keep-home"] if args.keep_home else []
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
@@ -867,6 +870,11 @@ def main() -> int:
         "--two-from-start",
         action="store_true",
         help="run two workers from before the first run starts (one burst, shared), not one then a second",
+    )
+    parser.add_argument(
+        "--cached-runs",
+        type=int,
+        help="this tree's workers keep this many runs' workflows in memory (config cached_runs)",
     )
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     parser.add_argument("--label", default="this tree", help=argparse.SUPPRESS)

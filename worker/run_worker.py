@@ -168,7 +168,7 @@ def build_worker(
         workflows=workflows,
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
-        max_cached_workflows=config.max_runs + SHORT_ACTIVITY_SLOTS,
+        max_cached_workflows=config.cached_runs or config.max_runs + SHORT_ACTIVITY_SLOTS,
         workflow_runner=SandboxedWorkflowRunner() if config.workflow_sandbox else UnsandboxedWorkflowRunner(),
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
         sticky_queue_schedule_to_start_timeout=STICKY_WAIT,

@@ -7,6 +7,7 @@ Real workflow and activities on the time-skipping server, against the scripted s
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
 from collections import Counter
@@ -98,10 +99,14 @@ class CountingScheduler(ScriptedScheduler):
 
 @asynccontextmanager
 async def runs_on_one_worker(
-    env: WorkflowEnvironment, scheduler: ScriptedScheduler, specs: list[RunSpec], counts: Counts
+    env: WorkflowEnvironment,
+    scheduler: ScriptedScheduler,
+    specs: list[RunSpec],
+    counts: Counts,
+    config: WorkerConfig | None = None,
 ) -> AsyncIterator[list[WorkflowHandle[object, RunStatus]]]:
     queue = f"q-{uuid.uuid4().hex[:8]}"
-    async with build_worker(env.client, scheduler, WorkerConfig(), task_queue=queue, interceptors=[counts]):
+    async with build_worker(env.client, scheduler, config or WorkerConfig(), task_queue=queue, interceptors=[counts]):
         handles = [
             await env.client.start_workflow(
                 "TrainingRun", RunInput(spec=spec), id=spec.run_id, task_queue=queue, result_type=RunStatus
@@ -189,3 +194,35 @@ async def test_the_safety_timer_re_arms_a_quiet_watch_and_a_failure_is_still_fou
         await handle.cancel()
     unretrieved = [r.getMessage() for r in caplog.records if "never retrieved" in r.getMessage()]
     assert not unretrieved, "a re-armed watch's cancelled end is taken, not logged as an error"
+
+
+async def test_runs_the_worker_let_go_of_are_replayed_and_recovered_once(
+    skipping_env: WorkflowEnvironment, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="temporalio.worker._workflow")
+    # `cached_runs: 1`: with six runs, each run's wake (its failure, the watch's end) finds its
+    # workflow evicted and replays it from history; the observer keeps watching them all.
+    scheduler = CountingScheduler(["run"], nodes=20)
+    scheduler.later = ["run"]
+    specs = [make_spec(nodes=1, watch_heartbeat_timeout_seconds=600) for _ in range(6)]
+    counts = Counts()
+    config = WorkerConfig(cached_runs=1)
+    async with runs_on_one_worker(skipping_env, scheduler, specs, counts, config) as handles:
+        await until(lambda: all(counts.heartbeats[s.run_id] >= 1 for s in specs))
+        failed = handles[:3]
+        for handle in failed:
+            attempt = (await status_of(handle)).attempts[0]
+            scheduler.fail(attempt.job_id, attempt.nodes[0])
+        for handle in failed:
+            await until_recovered(handle)
+        for handle in failed:
+            status = await status_of(handle)
+            assert len(status.symptoms) == 1 and len(status.advice) == 1, "recovered exactly once"
+            assert [a.restart_count for a in status.attempts] == [0, 1]
+        for handle in handles[3:]:
+            status = await status_of(handle)
+            assert status.run.state == "running" and not status.symptoms
+            assert counts.woken[handle.id] == 0
+        for handle in handles:
+            await handle.cancel()
+    assert any("cache full" in r.getMessage() for r in caplog.records), "the runs were let go of and replayed"
