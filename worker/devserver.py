@@ -25,6 +25,15 @@ from recovery.workflows import search_attributes
 SERVER_SETTINGS = (
     ("matching.numTaskqueueReadPartitions", "1"),
     ("matching.numTaskqueueWritePartitions", "1"),
+    # The CLI's dev server keeps 8,192 workflows' state in memory (the server's own default is
+    # 128,000). Past that, every timer, heartbeat and task of a run evicted from the cache reads
+    # its state back from SQLite while holding its lock: at 10,000 idle runs, 180 reads a second,
+    # timer tasks retried as "busy workflow", 86 % of a core at steady state. Room for 32,768.
+    ("history.hostLevelCacheMaxSize", "32768"),
+    # Recent history events, read to hand out each activity and workflow task (a watch's input
+    # is in its scheduled event): 512 KiB by default, full at a few hundred runs, so each re-arm
+    # read its events back from the database.
+    ("history.eventsCacheMaxSizeBytes", str(64 * 1024 * 1024)),
 )
 # Write-ahead log: readers (history fetches, queries) no longer wait for writers; NORMAL sync in
 # WAL mode still survives a killed server (only a power loss can take back the last commits).

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from recovery.worker.devserver import DevServer
+from recovery.worker.devserver import SERVER_SETTINGS, DevServer
 from tests.embedded.conftest import free_port
 
 
@@ -22,3 +22,12 @@ def test_the_dev_server_keeps_its_database_in_wal_mode(temporal_bin: str, tmp_pa
         assert mode == "wal"
     finally:
         server.stop()
+
+
+def test_every_setting_is_one_the_server_knows(temporal_bin: str) -> None:
+    """The server ignores a dynamic-config key it does not know, silently: a misspelled cache
+    size would leave 10,000 runs thrashing the CLI's 8,192 (benchmarks/concurrent_runs.py
+    measures the effect). Each key must be one of the names compiled into the server."""
+    binary = Path(temporal_bin).read_bytes()
+    for key, _ in SERVER_SETTINGS:
+        assert key.encode() in binary, f"{key} is not a setting of this server"
