@@ -149,6 +149,84 @@ FAILURES = [
         False,
         "synapse-graph-compile-failed",
     ),
+    # huggingface/tgi-gaudi issue 93: another process holds the Gaudi card.
+    (
+        "https://github.com/huggingface/tgi-gaudi/issues/93",
+        "RuntimeError: synStatus=20 [Device already acquired] Device acquire failed.",
+        "crash",
+        "system_software",
+        True,
+        "synapse-syndevicealreadyacquired",
+    ),
+    # huggingface/optimum-habana issue 1611: a bare synFail while acquiring the card.
+    (
+        "https://github.com/huggingface/optimum-habana/issues/1611",
+        "12/16/2024 09:09:06 - INFO - __main__ - Single-device run.\n"
+        "RuntimeError: synStatus=26 [Generic failure] Device acquire failed.",
+        "crash",
+        "system_software",
+        True,
+        "synapse-device-acquire-failed",
+    ),
+    # HabanaAI/Setup_and_Install issue 1: the habanalabs driver gives up on a card at boot.
+    (
+        "https://github.com/HabanaAI/Setup_and_Install/issues/1",
+        "[   44.263378] habanalabs hl0: Successfully loaded firmware to device\n"
+        "[   72.993087] habanalabs hl2: Failed to communicate with Device CPU (CPU-CP timeout)\n"
+        "[   72.993088] habanalabs hl2: failed to initialize CPU H/W queues -5\n"
+        "[   72.993269] habanalabs 0000:1a:00.0: Failed to initialize hl2. Device is NOT usable !",
+        "crash",
+        "hardware",
+        True,
+        "habanalabs-device-not-usable",
+    ),
+    # open-edge-platform/physical-ai-studio issue 440: SYCL aborts on an XPU out of memory.
+    (
+        "https://github.com/open-edge-platform/physical-ai-studio/issues/440",
+        "terminate called after throwing an instance of 'sycl::_V1::exception'\n"
+        "  what():  Enqueue process failed.\n"
+        "level_zero backend failed with error: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)\n"
+        "Fatal Python error: Aborted",
+        "crash",
+        "out_of_memory",
+        False,
+        "unified-runtime-ur-result-error-out-of-device-memory",
+    ),
+    # vladmandic/sdnext issue 1526: the SYCL plugin interface's name for the same result.
+    (
+        "https://github.com/vladmandic/sdnext/issues/1526",
+        "23:58:13-803766 ERROR    Exception: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5\n"
+        "                         (PI_ERROR_OUT_OF_RESOURCES)",
+        "crash",
+        "out_of_memory",
+        False,
+        "unified-runtime-ur-result-error-out-of-resources",
+    ),
+    # intel/torch-xpu-ops issue 2757: the XPU device lost under a test.
+    (
+        "https://github.com/intel/torch-xpu-ops/issues/2757",
+        "    return torch._C._xpu_synchronize(device)\n"
+        "RuntimeError: level_zero backend failed with error: 20 (UR_RESULT_ERROR_DEVICE_LOST)",
+        "crash",
+        "unknown",
+        True,
+        "unified-runtime-ur-result-error-device-lost",
+    ),
+    # hiyouga/LlamaFactory issue 6816: CANN's EL0004 and the driver's out of memory on an NPU.
+    (
+        "https://github.com/hiyouga/LlamaFactory/issues/6816",
+        "RuntimeError: ACL stream synchronize failed.\n"
+        "EL0004: 2025-01-31-08:23:58.845.175 Failed to allocate memory.\n"
+        "        Possible Cause: Available memory is insufficient.\n"
+        "        rtMalloc execute failed, reason=[driver error:out of memory][FUNC:FuncErrorReason]"
+        "[FILE:error_message_manage.cc][LINE:53]\n"
+        "        synchronize stream failed, runtime result = 107020[FUNC:ReportCallError][FILE:log_inner.cpp]"
+        "[LINE:161]",
+        "crash",
+        "out_of_memory",
+        False,
+        "ascend-device-memory-allocation-failed",
+    ),
     # ROCm/legacy-rocm-build issue 2494: two GPUs of a multi-card ROCm 5.7 node fail to reset.
     (
         "https://github.com/ROCm/legacy-rocm-build/issues/2494",
@@ -277,6 +355,20 @@ HEALTHY = [
         "[W VariableFallbackKernel.cpp:51] Warning: CAUTION: The operator 'aten::isin.Tensor_Tensor_out' is"
         " not currently supported on the NPU backend and will fall back to run on the CPU. This may have"
         " performance implications. (function npu_cpu_fallback)",
+    ),
+    # opea-project/GenAIExamples issue 137: hl-smi's header on a Gaudi host.
+    (
+        "https://github.com/opea-project/GenAIExamples/issues/137",
+        "| HL-SMI Version:                              hl-1.15.1-fw-49.0.0.0          |\n"
+        "| Driver Version:                                     1.15.1-62f612b          |",
+    ),
+    # intel/intel-extension-for-pytorch issue 763: the XPU device's properties and a kernel override warning.
+    (
+        "https://github.com/intel/intel-extension-for-pytorch/issues/763",
+        "[W109 16:42:15.529640748 OperatorEntry.cpp:155] Warning: Warning only once for all operators,  other"
+        " operators may also be overridden.\n"
+        "[0]: _XpuDeviceProperties(name='Intel(R) Arc(TM) A770 Graphics', platform_name='Intel(R) oneAPI Unified"
+        " Runtime over Level-Zero', type='gpu', driver_version='1.3.29735+27', total_memory=15473MB)",
     ),
     # Ascend/pytorch issue 48 (its first lines): torch_npu's warning form of a runtime code.
     (
