@@ -131,6 +131,31 @@ FAILURES = [
         "NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)",
         ("nccl-system-error", "network", True),
     ),
+    # bitsandbytes-foundation/bitsandbytes#382: the loaded library has no kernel for this GPU
+    (
+        "CUDA SETUP: Highest compute capability among GPUs detected: 8.6\n"
+        "CUDA SETUP: Detected CUDA version 121\n"
+        "CUDA SETUP: Loading binary bitsandbytes/bitsandbytes/libbitsandbytes_cuda121.so...\n"
+        "Error named symbol not found at line 116 in file bitsandbytes/csrc/ops.cu",
+        ("bitsandbytes-kernel-not-found", "system_software", True),
+    ),
+    # bitsandbytes-foundation/bitsandbytes#371: the same while a model loads, pyarrow's exit
+    # warning after it
+    (
+        "Loading checkpoint shards:   0%|          | 0/2 [00:00<?, ?it/s]Error named symbol not found at line 528"
+        " in file /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/ops.cu\n"
+        "/arrow/cpp/src/arrow/filesystem/s3fs.cc:2598:  arrow::fs::FinalizeS3 was not called even though S3 was"
+        " initialized.  This could lead to a segmentation fault at exit",
+        ("bitsandbytes-kernel-not-found", "system_software", True),
+    ),
+    # vllm-project/vllm#13941: an RL loop's vLLM could not take its memory back on wake_up
+    (
+        '  File "/usr/local/lib/python3.10/dist-packages/vllm/device_allocator/cumem.py", line 75, in'
+        " create_and_map\n"
+        "    python_create_and_map(*allocation_handle)\n"
+        "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
+        ("cuda-out-of-memory", "out_of_memory", False),
+    ),
 ]
 
 
@@ -179,6 +204,14 @@ HEALTHY = [
     "/root/envs/vtimellm/lib/python3.10/site-packages/peft/utils/save_and_load.py:154: UserWarning: Could not find a"
     " config file in /root/.cache/huggingface/hub/models--lmsys--vicuna-7b-v1.5/snapshots/de56c35b - will assume"
     " that the vocabulary was not modified.",
+    # neulab/prompt2model#60: generation without a pad token, warned and defaulted
+    "Using pad_token, but it is not set yet.\n"
+    "The attention mask and the pad token id were not set. As a consequence, you may observe unexpected behavior."
+    " Please pass your input's `attention_mask` to obtain reliable results.\n"
+    "Setting `pad_token_id` to `eos_token_id`:50256 for open-end generation.",
+    # huggingface/trl#3683: the cache notice gradient checkpointing repeats every layer
+    "Caching is incompatible with gradient checkpointing in GptOssDecoderLayer. Setting `past_key_value=None`.\n"
+    "Caching is incompatible with gradient checkpointing in GptOssDecoderLayer. Setting `past_key_value=None`.",
 ]
 
 
