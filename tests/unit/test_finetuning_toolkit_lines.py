@@ -156,6 +156,56 @@ FAILURES = [
         "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",
         ("cuda-out-of-memory", "out_of_memory", False),
     ),
+    # databrickslabs/dolly#11: bf16 asked for on V100s, refused by TrainingArguments
+    (
+        '  File "/databricks/python/lib/python3.9/site-packages/transformers/training_args.py", line 1098, in'
+        " __post_init__\n"
+        "    raise ValueError(\n"
+        "ValueError: Your setup doesn't support bf16/gpu. You need torch>=1.10, using Ampere GPU with cuda>=11.0",
+        ("transformers-bf16-unsupported", "system_software", True),
+    ),
+    # gensyn-ai/rl-swarm#299: the same through TRL's GRPOConfig, newer wording
+    (
+        '  File "/root/rl-swarm/.venv/lib/python3.10/site-packages/trl/trainer/grpo_config.py", line 456, in'
+        " __post_init__\n"
+        "    super().__post_init__()\n"
+        '  File "/root/rl-swarm/.venv/lib/python3.10/site-packages/transformers/training_args.py", line 1692, in'
+        " __post_init__\n"
+        "    raise ValueError(error_message)\n"
+        "ValueError: Your setup doesn't support bf16/gpu.",
+        ("transformers-bf16-unsupported", "system_software", True),
+    ),
+    # substratusai/vllm-docker#37: vLLM refused the model's bf16 on a T4
+    (
+        "ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU"
+        " has compute capability 7.5. You can use float16 instead by explicitly setting the`dtype` flag in CLI, for"
+        " example: --dtype=half.",
+        ("vllm-bf16-gpu-too-old", "system_software", True),
+    ),
+    # scicode-bench/SciCode#40: one JSONL file lacks a column the others have
+    (
+        TRACEBACK + "datasets.exceptions.DatasetGenerationCastError: An error occurred while generating the dataset\n"
+        "\n"
+        "All the data files must have the same columns, but at some point there are 1 missing columns"
+        " ({'general_solution'})",
+        ("uncaught-exception", "application", False),
+    ),
+    # bitsandbytes-foundation/bitsandbytes#806: transformers' lazy import wraps bitsandbytes' CUDA
+    # setup failure, whose message follows: the setup failure is the cause
+    (
+        "RuntimeError: Failed to import transformers.modeling_utils because of the following error (look up to see"
+        " its traceback):\n"
+        "\n"
+        "        CUDA Setup failed despite GPU being available. Please run the following command to get more"
+        " information:",
+        ("bitsandbytes-cuda-setup-failed", "system_software", True),
+    ),
+    # bitsandbytes-foundation/bitsandbytes#1093: the lazy import's line alone, as the thread quotes it
+    (
+        TRACEBACK + "RuntimeError: Failed to import transformers.integrations.bitsandbytes because of the following"
+        " error (look up to see its traceback):",
+        ("transformers-lazy-import-failed", "application", False),
+    ),
 ]
 
 
