@@ -206,6 +206,25 @@ FAILURES = [
         " error (look up to see its traceback):",
         ("transformers-lazy-import-failed", "application", False),
     ),
+    # datawhalechina/unlock-deepseek#42: TRL's GRPO got one reward too many for its column
+    (
+        '[rank3]:   File "/home/user/miniconda/envs/vl_vllm/lib/python3.10/site-packages/trl/trainer/grpo_trainer.py",'
+        " line 495, in compute_loss\n"
+        "[rank3]:     rewards_per_func[:, i] = torch.tensor(output_reward_func, dtype=torch.float32, device=device)\n"
+        "[rank3]: RuntimeError: The expanded size of the tensor (10) must match the existing size (11) at"
+        " non-singleton dimension 0.  Target sizes: [10].  Tensor sizes: [11]",
+        ("shape-mismatch", "application", False),
+    ),
+    # shibing624/MedicalGPT#121: the PPO rollout sampled from outputs that were no longer finite
+    (
+        "probability tensor contains either `inf`, `nan` or element < 0\n"
+        '  File "MedicalGPT/rl_training.py", line 432, in main\n'
+        "    response_tensor = trainer.generate(\n"
+        '  File "MedicalGPT/rl_training.py", line 468, in <module>\n'
+        "    main()\n"
+        "RuntimeError: probability tensor contains either `inf`, `nan` or element < 0",
+        ("loss-not-finite", "application", False),
+    ),
 ]
 
 
