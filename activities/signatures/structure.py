@@ -28,10 +28,14 @@ from recovery.activities.signatures.tables import Fact, lookup
 # `(RayTrainWorker pid=123, ip=10.0.0.1)`, pdsh's `node7: `, and the glog-style head PyTorch's
 # own log formatter (torch/_logging/_internal.py TorchLogsFormatter, used by torchelastic since
 # 2.2) puts on every line of a record, a logged traceback's too:
-# `E0319 23:40:35.118955 139795948843008 torch/distributed/elastic/agent/server/api.py:951] `.
+# `E0319 23:40:35.118955 139795948843008 torch/distributed/elastic/agent/server/api.py:951] `,
+# and the ISO time a log collector stamps on each line it keeps (`docker logs --timestamps`,
+# `kubectl logs --timestamps`, cloud log viewers: `2022-01-23 02:08:36.029 `,
+# `2024-05-01T12:00:00.123456789Z `).
 _PREFIX = (
     r"(?:\s*\d{1,6}: |\[[\w.,:<>= -]{1,60}\]:? ?|\([\w.,:=/ -]{1,100}\) |[\w.-]{1,63}: |\s*\"message\": \""
-    r"|[IWEF]\d{4} [\d:.]{8,15} +\d+ [\w./-]{1,200}\.py:\d+\] )*"
+    r"|[IWEF]\d{4} [\d:.]{8,15} +\d+ [\w./-]{1,200}\.py:\d+\] "
+    r"|\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?Z? )*"
 )
 # A class: dotted module path, then a capitalised name of the kinds exceptions are named, with
 # the `_Name` tail of classes generated per error code (pynvml's `NVMLError_GpuIsLost`).
@@ -55,7 +59,14 @@ def _known_unsuffixed() -> list[str]:
     return sorted(found, key=lambda n: (-len(n), n))
 
 
-_CLASS = "(?:" + _SUFFIXED + "|" + "|".join(re.escape(n) for n in _known_unsuffixed()) + ")"
+# Python's own `Exception`, raised bare by libraries that define no class of their own (TRL's
+# vLLM client: `raise Exception(f"Request failed: {status}, {text}")`; the tokenizers bindings
+# raise serde's parse errors as it), is no word's suffix: read only with its message or its
+# arguments after it (`Tracebacks.line`), so a line that is the word alone is not taken for one.
+_BARE = r"(?:builtins\.)?Exception"
+_BARE_NAMES = frozenset({"Exception", "builtins.Exception"})
+_BARE_MESSAGE = re.compile(r"\bException: \S")
+_CLASS = "(?:" + _SUFFIXED + "|" + _BARE + "|" + "|".join(re.escape(n) for n in _known_unsuffixed()) + ")"
 PATTERNS = [
     # rich's traceback (rich/traceback.py, `rich.traceback.install()`, used by accelerate's and
     # other CLIs) draws the header into a box: `╭──── Traceback (most recent call last) ────╮`
@@ -276,6 +287,8 @@ class Tracebacks:
             fact = errno_fact(match.groups.get("what", ""))
             return None if fact is None else Uncaught(match, "C++ exception (std::system_error)", fact, traceback=True)
         name = match.groups.get("exc", "")
+        if match.pattern == "struct:exception" and name in _BARE_NAMES and not _BARE_MESSAGE.search(match.text):
+            return None  # the word alone (a heading, a table cell), not a raised Exception
         if match.pattern == "struct:check-ok":
             return Uncaught(match, f"failed fatal status check ({name})", check_fact(name), traceback=True)
         fact = exception_fact(name)
