@@ -1,6 +1,7 @@
 """Real lines where checkpoints and the storage under them fail, and where a rerun's chance turns on
 what the line says: the code an object store answered (tables/aws_errors.yaml, Google's
-google.api_core classes in tables/exceptions.yaml), an empty pickle on resume, and the zip writer's
+google.api_core classes in tables/exceptions.yaml), the status TensorStore puts at the head of
+Orbax's errors (tables/tensorstore_status.yaml), an empty pickle on resume, and the zip writer's
 end-of-file check that follows any error inside torch.save. Each line names the public thread that
 printed it; healthy lines that must stay healthy are at the end."""
 
@@ -61,6 +62,34 @@ FAILED = [
         "    raise self._exception\n"
         "google.api_core.exceptions.ServiceUnavailable: 503 SERVICE UNAVAILABLE",
         ("uncaught-exception", "network", True),
+    ),
+    # tienfuc/gdcmdtools#20: googleapiclient's HttpError for a 503 on an upload (the thread's page
+    # dropped the angle brackets around it)
+    (
+        TRACEBACK + "apiclient.errors.HttpError: HttpError 503 when requesting"
+        " https://www.googleapis.com/upload/drive/v2/files?uploadType=resumable&convert=false&alt=json returned"
+        ' "Service Unavailable"',
+        ("http-status-503", "network", True),
+    ),
+    # google/orbax#924: TensorStore's status code heads Orbax's ValueError; the restore looked for
+    # a layout the checkpoint was not saved in
+    (
+        'ValueError: NOT_FOUND: Error opening "zarr" driver: Metadata at local file'
+        ' "/home/user/monopi/orbax-test/a/.zarray" does not exist [tensorstore_spec=\'{"context":{"cache_pool":{}},'
+        '"driver":"zarr","kvstore":{"driver":"file","path":"/home/user/monopi/orbax-test/a/"}}\']',
+        ("tensorstore-status-not-found", "application", False),
+    ),
+    # google/orbax#446: the same code on a save into a path the container cannot reach
+    (
+        '  File "/usr/local/lib/python3.9/site-packages/orbax/checkpoint/pytree_checkpoint_handler.py", line 754,'
+        " in async_save\n"
+        "    future.result()  # Block on result.\n"
+        'ValueError: NOT_FOUND: Error opening "cast" driver: Error opening "zarr" driver: Error writing'
+        ' "step/.zarray" in OCDBT database at local file'
+        ' "/project/checkpoints/checkpoint1.orbax-checkpoint-tmp-1690941767098696/": Error writing local file'
+        ' "/project/checkpoints/checkpoint1.orbax-checkpoint-tmp-1690941767098696/manifest.ocdbt": Error getting'
+        " file info: /projec",
+        ("tensorstore-status-not-found", "application", False),
     ),
     # XavierXiao/Dreambooth-Stable-Diffusion#45: torch.save ran out of host memory; the zip writer's
     # end-of-file check then failed while handling it, and the MemoryError is the cause
@@ -150,6 +179,13 @@ HEALTHY = [
     "[rank0]:[0] 2025-06-25 13:06:06,800 - root - INFO - Waiting for checkpoint save request...\n"
     "[rank0]:[titan] 2025-06-25 13:06:17,743 - root - INFO - step: 450  loss:  5.1627  memory: 49.66GiB(52.28%)"
     "  tps: 5,858  tflops: 339.25  mfu: 34.30%",
+    # anasty17/mirror-leech-telegram-bot#1254: googleapiclient logs a rate-limited 403 at WARNING
+    # and the uploader switches accounts and goes on
+    '2022-11-30 03:23:02,682 - googleapiclient.http - WARNING - Encountered 403 Forbidden with reason "userRateLimitExceeded"\n'
+    "2022-11-30 03:23:02,682 - bot.helper.mirror_utils.upload_utils.gdriveTools - INFO - Switching to 26.json service"
+    " account\n"
+    "2022-11-30 03:23:02,686 - bot.helper.mirror_utils.upload_utils.gdriveTools - INFO - Got: userRateLimitExceeded,"
+    " Trying Again.",
     # instructlab/instructlab#960: the Trainer's notice about an existing checkpoint folder
     "Checkpoint destination directory ./training_results/checkpoint-1 already exists and is non-empty. Saving"
     " will proceed but saved results may be invalid.",
