@@ -131,3 +131,52 @@ def test_launcher_info_lines_of_a_healthy_start() -> None:
         "[2022-04-28 04:19:02,153] [INFO] [launch.py:116:main] dist_world_size=8\n"
     )
     assert diagnose(text).symptom == "none"
+
+
+# Colour left in a log written by a program that coloured its output for a terminal. The lines are
+# real ones with the codes their printers add: Ray's print_worker_logs (python/ray/_private/
+# worker.py) colours the `(name pid=, ip=)` prefix with colorama (Fore.CYAN ... Style.RESET_ALL);
+# IPython's ultratb colours the class name and the rule of its traceback header (`\x1b[0;31m`).
+CYAN, RED, RESET = "\x1b[36m", "\x1b[0;31m", "\x1b[0m"
+
+
+def test_colour_codes_around_a_ray_prefix_leave_the_node_and_the_exception() -> None:
+    # https://github.com/ray-project/ray/issues/50516 (the worker lines), coloured as Ray prints them
+    prefix = f"{CYAN}(RayTrainWorker pid=342410, ip=10.0.0.1){RESET}"
+    text = (
+        f"{prefix} Traceback (most recent call last):\n"
+        f'{prefix}   File "/home/ma-user/anaconda3/envs/MindSpore/lib/python3.9/multiprocessing/managers.py",'
+        " line 802, in _callmethod\n"
+        f"{prefix}     conn = self._tls.connection\n"
+        f"{prefix} AttributeError: 'ForkAwareLocal' object has no attribute 'connection'\n"
+    )
+    found = diagnose(text)
+    assert (found.symptom, found.category) == ("crash", "application")
+    assert "10.0.0.1" in found.implicated.nodes
+
+
+def test_a_coloured_notebook_traceback_header() -> None:
+    # https://github.com/BayraktarLab/cell2location/issues/366, with IPython's colours
+    text = (
+        f"{RED}---------------------------------------------------------------------------{RESET}\n"
+        f"{RED}OutOfMemoryError{RESET}                          Traceback (most recent call last)\n"
+        "Cell In[23], line 1\n"
+        "----> 1 mod.train(\n"
+    )
+    found = diagnose(text)
+    assert (found.symptom, found.category, found.retryable) == ("crash", "out_of_memory", False)
+
+
+def test_a_colour_code_split_across_two_reads_of_a_growing_log() -> None:
+    # The watch reads a log as it grows: a read may end inside an escape sequence.
+    from recovery.activities.signatures.diagnosis import LogDiagnoser
+
+    line = f"{RED}RuntimeError{RESET}: CUDA error: an illegal memory access was encountered\n".encode()
+    cut = line.index(b"31m")
+    diagnoser = LogDiagnoser(whole=True)
+    diagnoser.feed(b"Traceback (most recent call last):\n" + line[:cut])
+    diagnoser.feed(line[cut:])
+    diagnoser.finish()
+    found = diagnoser.diagnosis()
+    assert found.symptom == "crash"
+    assert found.evidence[0].text.startswith("RuntimeError: CUDA error")
