@@ -97,8 +97,14 @@ PATTERNS = [
     # and aborts. std::system_error's what() is its errno's text (strerror, after an optional
     # "<context>: "), as gloo's and c10d's socket code throw it: the errno says what failed.
     ("struct:cpp-what", r"^" + _PREFIX + r"\s+what\(\):\s+(?P<what>\S[^\n]*)$"),
-    # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
-    ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
+    # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`. Ray's driver
+    # also folds the same line from several workers into one and says so after it (python/ray/
+    # _private/ray_logging.py, log deduplication: `AssertionError [repeated 7x across cluster]`).
+    (
+        "struct:exception",
+        r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?"
+        r"(?::\s[^\n]*|:?\s*(?:\[repeated \d+x across cluster\]\s*)?)$",
+    ),
     # Last, so an exception line that names another class is read as the exception line.
     # A logger's record that names the class of the exception whose traceback it then prints
     # (`logger.warning(..., exc_info=True)`): torchelastic's "The node 'n' has failed to shutdown

@@ -180,3 +180,36 @@ def test_a_colour_code_split_across_two_reads_of_a_growing_log() -> None:
     found = diagnoser.diagnosis()
     assert found.symptom == "crash"
     assert found.evidence[0].text.startswith("RuntimeError: CUDA error")
+
+
+# https://github.com/vllm-project/vllm/issues/4062: Ray's driver folds identical lines from its
+# workers into one and appends ` [repeated Nx across cluster]` (python/ray/_private/ray_logging.py,
+# log deduplication); the thread's frames, then the exception its title names.
+VLLM_FRAMES = (
+    "(RayWorkerVllm pid=2190572) ERROR 04-14 06:12:53 ray_utils.py:50]   File"
+    ' "/home/data/user/prod/github/vllm-v0.4.0.post1-2024-04-14/vllm/distributed/device_communicators/pynccl.py",'
+    " line 249, in __init__ [repeated 6x across cluster]\n"
+    "(RayWorkerVllm pid=2190572) ERROR 04-14 06:12:53 ray_utils.py:50]     dist.broadcast(tensor, src=0)"
+    " [repeated 6x across cluster]\n"
+)
+
+
+def test_an_exception_line_ray_folded_across_workers() -> None:
+    text = (
+        "(RayWorkerVllm pid=2190572) ERROR 04-14 06:12:53 ray_utils.py:50] Traceback (most recent call last):\n"
+        + VLLM_FRAMES
+        + "(RayWorkerVllm pid=2190572) ERROR 04-14 06:12:53 ray_utils.py:50] AttributeError: 'NCCLCommunicator'"
+        " object has no attribute 'comm' [repeated 6x across cluster]\n"
+    )
+    assert diagnose(text).category == "application"
+
+
+def test_a_bare_class_ray_folded_across_workers() -> None:
+    # The same layout with a class that carries no message (an `assert` without one).
+    text = (
+        "(RayTrainWorker pid=1234, ip=10.0.0.1) Traceback (most recent call last):\n"
+        + VLLM_FRAMES
+        + "(RayTrainWorker pid=1234, ip=10.0.0.1) AssertionError [repeated 3x across cluster]\n"
+    )
+    found = diagnose(text)
+    assert (found.symptom, found.category, found.retryable) == ("crash", "application", False)
