@@ -209,6 +209,7 @@ class LogDiagnoser:
         self._pending: list[_Candidate] = []
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
+        self._unled: dict[int, None] = {}  # lines of exception lines no traceback led to (bounded)
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         self._details: list[int] = []  # lines of `Last error:` headers
         self._rendezvous = RankMapping()
@@ -346,11 +347,22 @@ class LogDiagnoser:
             prefixed = context.rank is not None or context.host is not None
             self._header = (match.line, context) if prefixed else None
         uncaught = self._tracebacks.line(match, line_context(match.text))
+        if uncaught is not None and not uncaught.traceback:
+            self._unled[match.line] = None
+            if len(self._unled) > MAX_PENDING:
+                self._unled.pop(next(iter(self._unled)))
         if uncaught is not None and not recognised:
             if self._interrupted_waiting(uncaught):
                 self._add_candidate(match, INTERRUPTED_WAITING)
                 return
             self._add_candidate(match, uncaught_signature(uncaught), fallback=True, bare=not uncaught.traceback)
+
+    def _ignored_tail(self, candidate: _Candidate) -> bool:
+        """An exception line no traceback led to that repeats, word for word, the end of a
+        traceback CPython reported as ignored (`Exception ignored in: <function X.__del__>`, one
+        per object at interpreter exit): a paste that starts inside that run of reports begins
+        with such a line, its header and frames cut off. It is the same ignored report."""
+        return candidate.match.line in self._unled and self._tracebacks.repeats_ignored(candidate.match.text)
 
     def _interrupted_waiting(self, uncaught: Uncaught) -> bool:
         """A KeyboardInterrupt whose traceback's innermost frames wait in a collective, a barrier, a
@@ -432,7 +444,11 @@ class LogDiagnoser:
         self._srun_cancels()
         # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
         # its peers still tell a network error who went away.
-        live = [c for c in self._pending if (not c.bare or c.match.line > tail) and not c.context.warning]
+        live = [
+            c
+            for c in self._pending
+            if (not c.bare or c.match.line > tail) and not c.context.warning and not self._ignored_tail(c)
+        ]
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         if not roots and not fallbacks:

@@ -19,6 +19,7 @@ still counts as one line. Bytes are matched as Latin-1, so invalid UTF-8 and NUL
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -31,6 +32,15 @@ from recovery.activities.signatures.catalog import Catalog, builtin_catalog
 
 MAX_LINE = 1 << 20
 TEXT_LIMIT = 4096
+# Terminal escape sequences a log keeps when a program colours its output for a terminal and the
+# output goes to a file or is copied from a web console: rich's, loguru's and IPython's coloured
+# tracebacks (`\x1b[0;31mValueError\x1b[0m: ...`), Ray's coloured worker prefixes, progress bars'
+# cursor moves. They sit inside the words the patterns look for, so they go before matching:
+# ECMA-48 control sequences (ESC [ parameters, intermediates, final byte), operating-system
+# commands (ESC ] ... BEL or ESC \, rich's hyperlinks) and the short ESC-intermediates-final ones
+# (whose final byte is never `[` or `]`: those open the two longer kinds, perhaps cut by a read).
+_ESCAPE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]*(?:\x07|\x1b\\)?|[ -/]*[0-Z\\^-~])")
+_ESCAPE_MAX = 64  # a longer unfinished sequence at a feed's end is not held back for the next
 SAMPLED_PREFIX = "progress:"
 
 
@@ -175,6 +185,7 @@ class LogScanner:
         self.bytes_fed = 0
         self._carry = b""  # the start of the current, unfinished line (at most max_line bytes)
         self._cr = False  # the last byte fed was \r: a \n right after it is the same line break
+        self._escape = b""  # an escape sequence the last feed ended inside, completed by the next
         self.sampler: Sampler | None = None
         self.wrap_width: int | None = None  # decided on the first block of enough lines (unwrap.py)
 
@@ -198,6 +209,9 @@ class LogScanner:
 
     def finish(self) -> list[LineMatch]:
         """Scan the last line if it has no line break; the stream is complete."""
+        if self._escape:  # an escape the stream ended inside: its bytes are the line's end
+            self._append_carry(self._escape, 0, len(self._escape))
+            self._escape = b""
         if not self._carry:
             return []
         block, self._carry = self._carry + b"\n", b""
@@ -211,6 +225,12 @@ class LogScanner:
         self._cr = data.endswith(b"\r")
         if b"\r" in data:  # rare (progress bars): only then is the data copied
             data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if self._escape or b"\x1b" in data:  # rare (coloured output): only then is it copied
+            data = _ESCAPE.sub(b"", self._escape + data[start:])
+            start, self._escape = 0, b""
+            tail = data.rfind(b"\x1b", max(0, len(data) - _ESCAPE_MAX))
+            if tail >= 0 and b"\n" not in data[tail:]:
+                data, self._escape = data[:tail], data[tail:]
         return data, start
 
     def _scan(self, data: bytes, start: int, end: int) -> list[LineMatch]:

@@ -97,8 +97,14 @@ PATTERNS = [
     # and aborts. std::system_error's what() is its errno's text (strerror, after an optional
     # "<context>: "), as gloo's and c10d's socket code throw it: the errno says what failed.
     ("struct:cpp-what", r"^" + _PREFIX + r"\s+what\(\):\s+(?P<what>\S[^\n]*)$"),
-    # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`.
-    ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?(?::\s[^\n]*|:?\s*)$"),
+    # Ray wraps the task's error: `ray.exceptions.RayTaskError(ActorDiedError): ...`. Ray's driver
+    # also folds the same line from several workers into one and says so after it (python/ray/
+    # _private/ray_logging.py, log deduplication: `AssertionError [repeated 7x across cluster]`).
+    (
+        "struct:exception",
+        r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?"
+        r"(?::\s[^\n]*|:?\s*(?:\[repeated \d+x across cluster\]\s*)?)$",
+    ),
     # Last, so an exception line that names another class is read as the exception line.
     # A logger's record that names the class of the exception whose traceback it then prints
     # (`logger.warning(..., exc_info=True)`): torchelastic's "The node 'n' has failed to shutdown
@@ -257,6 +263,10 @@ class Tracebacks:
         self._named: dict[tuple[int | None, str | None], LineMatch] = {}
         self._ignored: dict[tuple[int | None, str | None], int] = {}  # writer -> line of its notice
         self.ignored_line = -1  # the last exception line that closed an ignored traceback
+        # The exception lines that closed ignored tracebacks, as printed: CPython repeats the same
+        # report for every object whose `__del__` fails, so a paste that starts mid-report begins
+        # with one such line alone, no header or frames above it (see `ignored_repeat`).
+        self._ignored_texts: dict[str, None] = {}
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
@@ -304,8 +314,17 @@ class Tracebacks:
         closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
         if closes and opened is not None and opened.ignored:
             self.ignored_line = match.line
+            self._ignored_texts[match.text.strip()] = None
+            if len(self._ignored_texts) > 64:
+                self._ignored_texts.pop(next(iter(self._ignored_texts)))
             return None
         return Uncaught(match, name, fact, traceback=closes)
+
+    def repeats_ignored(self, text: str) -> bool:
+        """Whether an exception line says word for word what an ignored traceback of the log
+        ended in: a bare one (no traceback led to it) is then the tail of the same report, its
+        head cut off, not an exception of its own."""
+        return text.strip() in self._ignored_texts
 
     def unfinished(self, after: int) -> list[Uncaught]:
         """Tracebacks opened after line `after` that no exception line closed: a log cut off
