@@ -111,6 +111,24 @@ FAILURES = [
     ),
 ]
 
+# A compiler killed by SIGKILL (the OOM killer) mid-build: out of memory, not the code.
+KILLED_COMPILERS = [
+    # intel/compute-runtime#245
+    (
+        "FAILED: unit_tests/CMakeFiles/igdrcl_tests.dir/api/api_tests_wrapper3.cpp.o\n"
+        "c++: fatal error: Killed signal terminated program cc1plus\n"
+        "compilation terminated."
+    ),
+    # stellar/stellar-core#5308: make's summaries after it
+    (
+        "g++: fatal error: Killed signal terminated program cc1plus\n"
+        "compilation terminated.\n"
+        "make[3]: *** [Makefile:8448: ledger/test/LedgerCloseMetaStreamTests.o] Error 1\n"
+        "make[2]: *** [Makefile:5333: all] Error 2\n"
+        "make: *** [Makefile:520: all] Error 2"
+    ),
+]
+
 # Ranks sharing Triton's kernel cache race on its files; the rerun finds the cache filled.
 CACHE_RACES = [
     # triton-lang/triton#2688: os.replace of a cache file another rank moved
@@ -222,3 +240,8 @@ def test_ranks_racing_on_tritons_cache_are_retried(text: str) -> None:
 @pytest.mark.parametrize("text", HEALTHY)
 def test_compile_chatter_stays_healthy(text: str) -> None:
     assert verdict(text) == (None, "none", None)
+
+
+@pytest.mark.parametrize("text", KILLED_COMPILERS)
+def test_a_compiler_killed_mid_build_is_out_of_memory(text: str) -> None:
+    assert verdict(text) == ("compiler-killed", "out_of_memory", False)
