@@ -608,7 +608,12 @@ def _unwinding(match: LineMatch) -> bool:
 
 # An exception line whose message starts on the next line (`AssertionError: ` then the text, as
 # Python prints a message that begins with a line break): the lines after it are its message.
-_EMPTY_MESSAGE = re.compile(r"(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_\w+)?:?\s*$")
+# Lower-case too, with its colon: Triton's "Internal Triton PTX codegen error: " is followed by
+# ptxas's own lines (python/triton/backends/nvidia/compiler.py make_cubin), which say what
+# failed (a message that only ends in "error", "Input/output error", is complete).
+_EMPTY_MESSAGE = re.compile(
+    r"(?:(?:Error|Exception|Exit|Interrupt|Failure|Fault|Failed|Timeout)(?:_\w+)?:?|\berror:)\s*$"
+)
 MESSAGE_LINES = 3
 # MPICH's "Fatal error in <call>: <class>, error stack:" (src/mpi/errhan/errutil.c): one frame per
 # line follows, innermost last; the class is mostly "Other MPI error", and a frame's message
