@@ -32,7 +32,24 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
-With the catalog's checks no longer keeping their compiled patterns' memory and workflow code
+With the dev server keeping 32,768 workflows' state in memory (the CLI's 8,192 thrashed at
+10,000 runs), a local watch heartbeat of 1,800 s and an hourly re-arm spread per run (issue
+14g, a8d679b and 6c02e92), 2026-12-03, helpers' probes running on the host (load
+4.0-6.4), `--runs 10000 --burst 100 --window 60 --burst-timeout 300 --min-running 0.99`:
+
+    start 10,000 runs                       1,179 s (9,999 running)     vs 1,432 s
+    steady worker / dev server / daemon     18% / 4% / 0% of a core     vs 36% / 86% / -
+    worker RSS                              2.3 GiB                     vs 2.2 GiB
+    burst of 100 advised                    100 of 100                  vs 17 of 100 in 300 s
+    failure -> advice, 1 worker             p50 32.6 s, p95 35.5 s
+    failure -> successor running, 1 worker  p50 40.8 s, p95 50.0 s
+    a second burst, 2 workers               advice p95 17.8 s, successor p95 22.0 s
+
+In the 1-worker burst the `diagnose` activity ran 14.9 s (median), the observer's completion of
+the watches 4.7 s, suspects 5.3 s: the worker is the limit now, not the server. The second worker took none of the
+second burst's tasks (its runs were cached on the first); that burst was faster on a quieter
+host (load 2.9 against 5.5), not by the second worker.
+
 run outside the sandbox (issue 14f, 5798b92 and 3a7dfb2), 2026-12-03, load 1.9-2.9,
 `--runs 1000 --burst 100 --window 30 --baseline 52da7bd`, this tree vs 52da7bd:
 
