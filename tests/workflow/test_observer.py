@@ -146,22 +146,30 @@ async def test_idle_runs_cost_nothing_and_only_the_failed_ones_are_woken(skippin
         assert window_reads, "the observer keeps looking"
         assert all(n == RUNS for n in window_reads), f"each read covers every watched job: {window_reads}"
 
-        failed = handles[:3]
-        for handle in failed:
-            attempt = (await status_of(handle)).attempts[0]
-            scheduler.fail(attempt.job_id, attempt.nodes[0])
-        for handle in failed:
-            await until_recovered(handle)
-        for handle in handles[3:]:
-            status = await status_of(handle)
-            assert status.run.state == "running" and not status.symptoms
-            assert counts.woken[handle.id] == 0, "a run whose job runs on is never woken"
-        for handle in failed:
-            status = await status_of(handle)
-            assert len(status.symptoms) == 1 and len(status.advice) == 1, "recovered exactly once"
-            assert [a.restart_count for a in status.attempts] == [0, 1]
-        for handle in handles:
-            await handle.cancel()
+        await three_fail_and_only_they_recover(handles, scheduler, counts)
+
+
+async def three_fail_and_only_they_recover(
+    handles: list[WorkflowHandle[object, RunStatus]], scheduler: CountingScheduler, counts: Counts
+) -> None:
+    """The first three runs' jobs fail: each is recovered exactly once, the others never woken.
+    Then every run is cancelled."""
+    failed = handles[:3]
+    for handle in failed:
+        attempt = (await status_of(handle)).attempts[0]
+        scheduler.fail(attempt.job_id, attempt.nodes[0])
+    for handle in failed:
+        await until_recovered(handle)
+    for handle in handles[3:]:
+        status = await status_of(handle)
+        assert status.run.state == "running" and not status.symptoms
+        assert counts.woken[handle.id] == 0, "a run whose job runs on is never woken"
+    for handle in failed:
+        status = await status_of(handle)
+        assert len(status.symptoms) == 1 and len(status.advice) == 1, "recovered exactly once"
+        assert [a.restart_count for a in status.attempts] == [0, 1]
+    for handle in handles:
+        await handle.cancel()
 
 
 async def until_recovered(handle: WorkflowHandle[object, RunStatus], timeout: float = 30.0) -> None:
@@ -209,20 +217,5 @@ async def test_runs_the_worker_let_go_of_are_replayed_and_recovered_once(
     config = WorkerConfig(cached_runs=1)
     async with runs_on_one_worker(skipping_env, scheduler, specs, counts, config) as handles:
         await until(lambda: all(counts.heartbeats[s.run_id] >= 1 for s in specs))
-        failed = handles[:3]
-        for handle in failed:
-            attempt = (await status_of(handle)).attempts[0]
-            scheduler.fail(attempt.job_id, attempt.nodes[0])
-        for handle in failed:
-            await until_recovered(handle)
-        for handle in failed:
-            status = await status_of(handle)
-            assert len(status.symptoms) == 1 and len(status.advice) == 1, "recovered exactly once"
-            assert [a.restart_count for a in status.attempts] == [0, 1]
-        for handle in handles[3:]:
-            status = await status_of(handle)
-            assert status.run.state == "running" and not status.symptoms
-            assert counts.woken[handle.id] == 0
-        for handle in handles:
-            await handle.cancel()
+        await three_fail_and_only_they_recover(handles, scheduler, counts)
     assert any("cache full" in r.getMessage() for r in caplog.records), "the runs were let go of and replayed"
