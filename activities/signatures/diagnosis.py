@@ -51,7 +51,7 @@ from recovery.activities.signatures.result import (
 )
 from recovery.activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
 from recovery.activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
-from recovery.activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught
+from recovery.activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught, remember
 from recovery.activities.straggler import StragglerConfig
 
 __all__ = ["EvidenceLine", "Implicated", "LogDiagnoser", "LogDiagnosis"]
@@ -348,9 +348,7 @@ class LogDiagnoser:
             self._header = (match.line, context) if prefixed else None
         uncaught = self._tracebacks.line(match, line_context(match.text))
         if uncaught is not None and not uncaught.traceback:
-            self._unled[match.line] = None
-            if len(self._unled) > MAX_PENDING:
-                self._unled.pop(next(iter(self._unled)))
+            remember(self._unled, match.line, None, MAX_PENDING)
         if uncaught is not None and not recognised:
             if self._interrupted_waiting(uncaught):
                 self._add_candidate(match, INTERRUPTED_WAITING)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeVar
 
 from recovery.activities.signatures.prefixes import LineContext, line_context
 from recovery.activities.signatures.scanner import LineMatch
@@ -130,6 +131,7 @@ PATTERNS = [
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
+WRITERS = 4096  # writers (rank, host) remembered at once: a writer per rank, bounded on a huge job
 
 
 @dataclass(frozen=True)
@@ -255,6 +257,18 @@ class _Open:
     ignored: bool = False  # CPython printed it as an exception it ignored (the program went on)
 
 
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def remember(memory: dict[K, V], key: K, value: V, limit: int) -> None:
+    """Set `key` in an insertion-ordered memory that keeps at most `limit` keys, forgetting the
+    oldest: what a log's reader remembers stays bounded however long the log."""
+    memory[key] = value
+    if len(memory) > limit:
+        memory.pop(next(iter(memory)))
+
+
 class Tracebacks:
     """Tracks open tracebacks per writer; `line` returns an `Uncaught` for each exception line."""
 
@@ -265,28 +279,22 @@ class Tracebacks:
         self.ignored_line = -1  # the last exception line that closed an ignored traceback
         # The exception lines that closed ignored tracebacks, as printed: CPython repeats the same
         # report for every object whose `__del__` fails, so a paste that starts mid-report begins
-        # with one such line alone, no header or frames above it (see `ignored_repeat`).
+        # with one such line alone, no header or frames above it (see `repeats_ignored`).
         self._ignored_texts: dict[str, None] = {}
 
     def line(self, match: LineMatch, context: LineContext) -> Uncaught | None:
         writer = (context.rank, context.host)
         if match.pattern == "struct:named":
-            self._named[writer] = match
-            if len(self._named) > 4096:
-                self._named.pop(next(iter(self._named)))
+            remember(self._named, writer, match, WRITERS)
             return None
         if match.pattern == "struct:ignored":
-            self._ignored[writer] = match.line
-            if len(self._ignored) > 4096:
-                self._ignored.pop(next(iter(self._ignored)))
+            remember(self._ignored, writer, match.line, WRITERS)
             return None
         if match.pattern == "struct:traceback":
             named = self._named.pop(writer, None)
             near = named is not None and match.line - named.line <= NAMED_SPAN
             ignored = match.line - self._ignored.pop(writer, -NAMED_SPAN - 1) <= NAMED_SPAN
-            self._open[writer] = _Open(match, named=named if near else None, ignored=ignored)
-            if len(self._open) > 4096:  # a writer per rank: bounded even on a huge job
-                self._open.pop(next(iter(self._open)))
+            remember(self._open, writer, _Open(match, named=named if near else None, ignored=ignored), WRITERS)
             return None
         if match.pattern == "struct:raise":
             # Frames' source lines appear only in tracebacks: one whose header was cut off the
@@ -314,9 +322,7 @@ class Tracebacks:
         closes = opened is not None and match.line - opened.start.line <= TRACEBACK_SPAN
         if closes and opened is not None and opened.ignored:
             self.ignored_line = match.line
-            self._ignored_texts[match.text.strip()] = None
-            if len(self._ignored_texts) > 64:
-                self._ignored_texts.pop(next(iter(self._ignored_texts)))
+            remember(self._ignored_texts, match.text.strip(), None, 64)
             return None
         return Uncaught(match, name, fact, traceback=closes)
 
