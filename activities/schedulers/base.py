@@ -107,6 +107,26 @@ class Watchable(Protocol):
         ...
 
 
+class NodeChanges(Model):
+    """The nodes that changed since a cursor, each as it is now. `full`: the scheduler could not
+    say what changed since that cursor (none given, too old, from before it restarted), so
+    `nodes` is every node instead, and replaces what the reader held."""
+
+    cursor: str  # opaque; the next call passes it back
+    full: bool
+    nodes: list[NodeInfo] = Field(default_factory=list)
+
+
+@runtime_checkable
+class NodesWatchable(Protocol):
+    """A scheduler that can say which nodes changed since a point: the diagnoses of a burst of
+    100 failures on a 10,000-node cluster then read a few nodes each, not all of them."""
+
+    async def node_changes(self, since: str | None) -> NodeChanges:
+        """What changed since `since` (a cursor of an earlier answer); None: every node."""
+        ...
+
+
 @runtime_checkable
 class SubmitsAs(Protocol):
     """A scheduler that can say whether this worker may submit a job as another user (a

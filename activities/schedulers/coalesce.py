@@ -7,20 +7,46 @@ Reads right before an action do not come through here: they must be fresh, and a
 
 `nodes` shares one read of every node the same way, among the diagnoses of a burst: each of
 100 failures at once read all 1,208 nodes of the benchmark's cluster, a quarter of the worker's
-CPU in the burst (py-spy). Every caller still gets a read begun after it asked.
+CPU in the burst (py-spy). Every caller still gets a read begun after it asked. A scheduler that
+can say which nodes changed (`NodesWatchable`: the local one) is read as a list-and-watch by a
+`NodeBook`: every node once, then only the nodes that changed. At 10,000 nodes a full read
+parsed 10,000 `NodeInfo` (50 ms holding the GIL, in a thread) for each diagnosis of a burst.
 """
 
 from __future__ import annotations
 
 import asyncio
 
-from recovery.activities.schedulers.base import Scheduler
+from recovery.activities.schedulers.base import NodesWatchable, Scheduler
 from recovery.workflows.models import JobObservation, NodeInfo
 
 _Waiter = tuple[list[str], "asyncio.Future[dict[str, JobObservation]]"]
 
 
 NODES_WINDOW = 0.25  # diagnoses asking for the nodes within this share one read
+
+
+class NodeBook:
+    """Every node as of the last read, kept current from what changed since (list-and-watch).
+    Reads take turns: an older answer applied after a newer one would bring back old states."""
+
+    def __init__(self, scheduler: NodesWatchable) -> None:
+        self.scheduler = scheduler
+        self.full_reads = 0  # for tests: how often it had to read every node
+        self._nodes: dict[str, NodeInfo] = {}
+        self._cursor: str | None = None
+        self._turn = asyncio.Lock()
+
+    async def read(self) -> list[NodeInfo]:
+        """Every node, as of a read begun after the call."""
+        async with self._turn:
+            changes = await self.scheduler.node_changes(self._cursor)
+            if changes.full:
+                self.full_reads += 1
+                self._nodes = {}
+            self._nodes.update((node.name, node) for node in changes.nodes)
+            self._cursor = changes.cursor
+            return list(self._nodes.values())
 
 
 class CoalescingObserver:
@@ -31,6 +57,7 @@ class CoalescingObserver:
         self._waiting: list[_Waiter] = []
         self._flusher: asyncio.Task[None] | None = None
         self._node_read: asyncio.Task[list[NodeInfo]] | None = None
+        self.book = NodeBook(scheduler) if isinstance(scheduler, NodesWatchable) else None
 
     async def nodes(self) -> list[NodeInfo]:
         """Every node, from a read begun after the call; callers within NODES_WINDOW share it."""
@@ -40,9 +67,10 @@ class CoalescingObserver:
         return list(await asyncio.shield(self._node_read))
 
     async def _read_nodes(self) -> list[NodeInfo]:
-        await asyncio.sleep(NODES_WINDOW)
+        # A book's read is cheap: it shares only among the callers of this turn of the loop.
+        await asyncio.sleep(NODES_WINDOW if self.book is None else 0)
         self._node_read = None  # whoever asks from now on waits for the next read
-        return await self.scheduler.nodes()
+        return await (self.scheduler.nodes() if self.book is None else self.book.read())
 
     async def observe(self, job_ids: list[str]) -> dict[str, JobObservation]:
         future: asyncio.Future[dict[str, JobObservation]] = asyncio.get_running_loop().create_future()

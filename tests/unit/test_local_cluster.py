@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from recovery.activities.schedulers.base import JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.coalesce import CoalescingObserver
 from recovery.activities.schedulers.local import LocalScheduler
 from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.activities.schedulers.local import procs as local_procs
@@ -492,3 +493,62 @@ async def test_changes_list_what_changed_since_a_cursor(sched: LocalScheduler, w
     local_cluster.stop()
     assert local_cluster.start(nodes=4).started
     assert not (await sched.changes(now.cursor)).complete, "a restarted daemon cannot vouch for the old cursor"
+
+
+async def test_node_changes_list_the_nodes_that_changed_since_a_cursor(sched: LocalScheduler, workdir: Path) -> None:
+    """The nodes' list-and-watch: every node without a cursor, then only the nodes a job took or
+    left or an operator set down or up, each as it is now; an unknown cursor reads them all."""
+    start = await sched.node_changes(None)
+    assert start.full and [n.name for n in start.nodes] == ["node1", "node2", "node3", "node4"]
+    quiet = await sched.node_changes(start.cursor)
+    assert not quiet.full and quiet.nodes == []
+
+    job = await sched.submit(request(workdir, SLEEPER, nodes=2))
+    await wait_files(workdir / "pid.node1", workdir / "pid.node2")
+    taken = await sched.node_changes(quiet.cursor)
+    assert [(n.name, n.state) for n in taken.nodes] == [("node1", "allocated"), ("node2", "allocated")]
+
+    await asyncio.to_thread(local_cluster.node_down, "node3", "bad GPU")
+    await asyncio.to_thread(local_cluster.node_drain, "node4", "check cooling")
+    await sched.cancel(job.job_id)
+    await wait_for(sched, job.job_id, ended)
+    later = await sched.node_changes(taken.cursor)
+    states = [(n.name, n.state, n.reason) for n in later.nodes]
+    assert states == [
+        ("node1", "idle", ""),
+        ("node2", "idle", ""),
+        ("node3", "down", "bad GPU"),
+        ("node4", "drained", "check cooling"),
+    ]
+    await asyncio.to_thread(local_cluster.node_up, "node3")
+    assert [(n.name, n.state) for n in (await sched.node_changes(later.cursor)).nodes] == [("node3", "idle")]
+
+    for bad in ("", "nonsense", f"{later.cursor}0", later.cursor.replace(":", ":-")):
+        answer = await sched.node_changes(bad)
+        assert answer.full and len(answer.nodes) == 4, bad
+    local_cluster.stop()
+    assert local_cluster.start(nodes=4).started
+    assert (await sched.node_changes(later.cursor)).full, "a restarted daemon cannot vouch for the old cursor"
+
+
+async def test_diagnoses_read_the_nodes_as_a_list_and_watch(sched: LocalScheduler) -> None:
+    """Through the worker's coalescer, the local scheduler's nodes are read in full once, then as
+    changes; every read still shows what happened before it was asked for."""
+    coalescer = CoalescingObserver(sched, window=0.01)
+    assert coalescer.book is not None
+    burst = await asyncio.gather(*(coalescer.nodes() for _ in range(20)))
+    assert all(answer == burst[0] for answer in burst) and len(burst[0]) == 4
+    await asyncio.to_thread(local_cluster.node_down, "node2", "NVRM: Xid 79")
+    after = await coalescer.nodes()
+    assert [(n.name, n.state) for n in after] == [
+        ("node1", "idle"),
+        ("node2", "down"),
+        ("node3", "idle"),
+        ("node4", "idle"),
+    ]
+    assert coalescer.book.full_reads == 1
+
+    local_cluster.stop()  # a new daemon: its nodes (down no more) replace what the book held
+    assert local_cluster.start(nodes=3).started
+    assert [n.state for n in await coalescer.nodes()] == ["idle", "down", "idle"]
+    assert coalescer.book.full_reads == 2

@@ -7,6 +7,7 @@ Everything it is lives here, and nothing here imports the worker's or the client
 - `launcher`  start, stop and inspect the daemon (`recovery cluster ...`); its `serve` entry point
 - `daemon`    the daemon process: the socket server around `LocalCluster`
 - `cluster`   `LocalCluster`: jobs and nodes, running a batch script once per allocated node
+- `changelog` what changed, in order: the memory behind its list-and-watch answers
 - `state`     the job table and node states it keeps in `$RECOVERY_HOME/cluster/state.db` (SQLite)
 - `procs`     process groups, Slurm's environment variables and host lists
 """

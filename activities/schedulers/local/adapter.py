@@ -14,7 +14,13 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from recovery.activities.schedulers.base import JobChanges, JobNotFound, SchedulerError, SchedulerUnavailable
+from recovery.activities.schedulers.base import (
+    JobChanges,
+    JobNotFound,
+    NodeChanges,
+    SchedulerError,
+    SchedulerUnavailable,
+)
 from recovery.activities.schedulers.local import protocol as wire
 from recovery.activities.schedulers.sbatch_options import SbatchOptionError, read_options
 from recovery.activities.schedulers.slurm_parse import expand_hostlist
@@ -82,6 +88,9 @@ class LocalScheduler:
 
     async def nodes(self) -> list[NodeInfo]:
         return _NODES.validate_python(await self._call(wire.Nodes()))
+
+    async def node_changes(self, since: str | None) -> NodeChanges:
+        return NodeChanges.model_validate(await self._call(wire.NodeChanges(since=since)))
 
     async def process_groups(self, job_id: str) -> dict[str, int]:
         """The running job's process group per node: every process of a node's copy is in it."""

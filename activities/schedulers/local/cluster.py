@@ -29,8 +29,10 @@ from typing import Any, Literal
 import structlog
 
 from recovery.activities.clock import utcnow
+from recovery.activities.schedulers.base import NodeChanges
 from recovery.activities.schedulers.local import procs as local_procs
 from recovery.activities.schedulers.local import state as local_state
+from recovery.activities.schedulers.local.changelog import ChangeLog
 from recovery.activities.schedulers.local.protocol import ClusterStatus
 from recovery.activities.schedulers.local.state import JobRecord, NodeRecord
 from recovery.workflows.models import JobObservation, JobState, NodeInfo, SubmitRequest, TaskResult
@@ -40,8 +42,6 @@ log = structlog.get_logger("local_cluster")
 KILL_GRACE_SECONDS = 2.0
 # Ended jobs kept in the table; older ones are forgotten like Slurm purges finished jobs.
 MAX_ENDED_JOBS = 1000
-# Changes remembered for `changes`: a watcher further behind than this reads everything again.
-MAX_CHANGES = 100_000
 REQUEUE: Literal["requeue"] = "requeue"
 Outcome = JobState | Literal["requeue"]
 
@@ -98,12 +98,10 @@ class LocalCluster:
         self._dirty_nodes: set[str] = set()
         self._deleted: set[int] = set()
         self._observed: dict[int, bytes] = {}  # job id -> its observation's JSON, until it changes
-        # The change log `changes` answers from: the job id of every change, in order; change
-        # number n (the cursor's count) is `_changed[n - _changes_base - 1]`. A cursor names this
-        # daemon's epoch, so a cursor from before a restart is answered "read everything".
+        # What `changes` and `node_changes` answer from: the jobs and the nodes touched, in order.
         self.epoch = secrets.token_hex(8)
-        self._changed: list[int] = []
-        self._changes_base = 0
+        self._job_log: ChangeLog[int] = ChangeLog(self.epoch)
+        self._node_log: ChangeLog[str] = ChangeLog(self.epoch)
         # The scheduler's indexes, kept by `_touch` and `_touch_node`: runnable jobs (pending,
         # not held) in job id order, free usable nodes by number, jobs per token, ended jobs.
         self._queue: list[int] = []
@@ -134,18 +132,17 @@ class LocalCluster:
         self._dirty.add(job.id)
         self._observed.pop(job.id, None)
         self._index(job)
-        self._log_change(job.id)
-
-    def _log_change(self, job_id: int) -> None:
-        self._changed.append(job_id)
-        if len(self._changed) > MAX_CHANGES:
-            half = len(self._changed) // 2
-            del self._changed[:half]
-            self._changes_base += half
+        self._job_log.add(job.id)
 
     def _touch_node(self, node: NodeRecord) -> None:
+        """`node` changed how an operator sees it (down, drained, up): saved with the next `_save`."""
         self._dirty_nodes.add(node.name)
+        self._node_moved(node)
+
+    def _node_moved(self, node: NodeRecord) -> None:
+        """`node`'s state changed (an operator's word, or a job took or left it)."""
         self._index_node(node)
+        self._node_log.add(node.name)
 
     def _save(self) -> None:
         """Write what changed since the last save, in one transaction."""
@@ -305,26 +302,25 @@ class LocalCluster:
         """The jobs that changed since the cursor `since` (a `JobChanges` as JSON): every job
         touched since, and every runnable pending job (its reason follows the nodes, which do
         not touch it). A cursor this daemon cannot answer for asks for a full read instead."""
-        count = self._changes_base + len(self._changed)
-        head = {"cursor": f"{self.epoch}:{count}"}
-        done = self._changes_done(since, count)
-        if done is None:
+        head = {"cursor": self._job_log.cursor}
+        changed = self._job_log.since(since)
+        if changed is None:
             return json.dumps(head | {"complete": False}).encode()
-        touched = sorted(set(self._changed[done - self._changes_base :]) | set(self._queue))
+        touched = sorted(changed | set(self._queue))
         present = [job_id for job_id in touched if job_id in self.jobs]
         jobs = b",".join(json.dumps(str(i)).encode() + b":" + self._observed_json(self.jobs[i]) for i in present)
         gone = [str(job_id) for job_id in touched if job_id not in self.jobs]
         tail = json.dumps(head | {"complete": True, "gone": gone}).encode()
         return tail[:-1] + b',"jobs":{' + jobs + b"}}"
 
-    def _changes_done(self, since: str | None, count: int) -> int | None:
-        """How many changes the cursor's holder has seen; None if this daemon cannot tell it
-        what changed since (no cursor, another epoch, or further back than it remembers)."""
-        epoch, _, seen = (since or "").partition(":")
-        if epoch != self.epoch or not seen.isdigit():
-            return None
-        done = int(seen)
-        return done if self._changes_base <= done <= count else None
+    def node_changes(self, since: str | None) -> NodeChanges:
+        """The nodes that changed since the cursor `since`, each as it is now; every node (and
+        `full`) when this daemon cannot answer for that cursor."""
+        changed = self._node_log.since(since)
+        if changed is None:
+            return NodeChanges(cursor=self._node_log.cursor, full=True, nodes=self.node_infos())
+        infos = [self.nodes[name].info() for name in sorted(changed, key=self._position.__getitem__)]
+        return NodeChanges(cursor=self._node_log.cursor, full=False, nodes=infos)
 
     def _observed_json(self, job: JobRecord) -> bytes:
         """A job's observation as JSON, kept until the job changes (`_touch`). A runnable job's
@@ -476,7 +472,7 @@ class LocalCluster:
         self._touch(job)
         for name in names:
             self.nodes[name].job_id = job.id
-            self._index_node(self.nodes[name])
+            self._node_moved(self.nodes[name])
         run = Execution(job.id)
         self.runs[job.id] = run
         log.info("started", job_id=job.id, nodes=names, restart_count=job.restart_count)
@@ -609,7 +605,7 @@ class LocalCluster:
         for name in job.nodes:
             if self.nodes[name].job_id == job.id:
                 self.nodes[name].job_id = None
-                self._index_node(self.nodes[name])
+                self._node_moved(self.nodes[name])
         del self.runs[job.id]
         if run.outcome == REQUEUE:
             job.start_new_attempt()
@@ -649,5 +645,5 @@ class LocalCluster:
             self._observed.pop(job_id, None)
             self._forget_token(job)
             self._deleted.add(job_id)
-            self._log_change(job_id)
+            self._job_log.add(job_id)
             shutil.rmtree(self.script_path(job_id).parent, ignore_errors=True)

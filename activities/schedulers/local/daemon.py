@@ -103,6 +103,8 @@ class Daemon:
                 await cluster.cancel(job_id)
             case wire.Nodes():
                 return cluster.node_infos()
+            case wire.NodeChanges(since=since):
+                return cluster.node_changes(since)
             case wire.ProcessGroups(job_id=job_id):
                 return cluster.process_groups(job_id)
             case wire.NodeDown(name=name, reason=reason):

@@ -86,6 +86,11 @@ class Nodes(_Op):
     op: Literal["nodes"] = "nodes"
 
 
+class NodeChanges(_Op):
+    op: Literal["node_changes"] = "node_changes"
+    since: str | None = None
+
+
 class ProcessGroups(_Op):
     """A running job's process group per node (for collecting a hung job's stacks)."""
 
@@ -129,6 +134,7 @@ Request = Annotated[
     | Release
     | Cancel
     | Nodes
+    | NodeChanges
     | ProcessGroups
     | NodeDown
     | NodeDrain
