@@ -85,10 +85,9 @@ class DiagnoseActivities:
             diagnosis = with_hang_stacks(diagnosis, inp.hang_stacks)
         if self.health.enabled and diagnosis.category in ("hardware", "unknown"):
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
-        usable = [n.name for n in nodes if not unusable(n)]
         metrics.symptom_diagnosed(inp.symptom.kind, diagnosis.category)
         requeued = failed is not inp.observation
-        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=usable, failed_run=failed if requeued else None)
+        return usable_nodes(inp, diagnosis, nodes).model_copy(update={"failed_run": failed if requeued else None})
 
     async def _probe(self, inp: DiagnoseInput, failed: JobObservation, diagnosis: Diagnosis) -> list[GpuHealth]:
         """Implicated nodes first, then the rest of the allocation, at most `max_nodes`."""
@@ -115,6 +114,18 @@ class DiagnoseActivities:
             return obs
         past = await self.scheduler.runs(obs.job_id)
         return next((r for r in past if r.restart_count == inp.attempt.restart_count), obs)
+
+
+def usable_nodes(inp: DiagnoseInput, diagnosis: Diagnosis, nodes: list[NodeInfo]) -> DiagnoseResult:
+    """The usable nodes `decide` needs: how many, and which of those it may exclude (the run's
+    exclusions, the implicated, the suspects). An input without the run's exclusions (scheduled
+    before they were sent) gets every usable node's name, as then."""
+    if inp.excluded_nodes is None:
+        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=[n.name for n in nodes if not unusable(n)])
+    candidates = {*inp.excluded_nodes, *diagnosis.implicated_nodes, *inp.suspect_nodes}
+    usable = [n for n in nodes if not unusable(n)]
+    named = [n.name for n in usable if n.name in candidates]
+    return DiagnoseResult(diagnosis=diagnosis, usable_nodes=named, usable_count=len(usable))
 
 
 def with_gpu_health(diagnosis: Diagnosis, readings: list[GpuHealth]) -> Diagnosis:

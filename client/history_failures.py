@@ -212,6 +212,7 @@ def _failure(follow: _Follow, advice: Advice, inp: RunInput) -> RecordedFailure:
         excluded_nodes=list(rec.excluded_nodes),
         nodes_needed=inp.spec.nodes,
         usable_nodes=found.usable_nodes,
+        usable_count=found.usable_count,
         symptom_kind=diag_in.symptom.kind,
         spent=dict(rec.spent),
         no_progress_streak=no_progress_streak([a for a in attempts if a.index <= advice.attempt_index]),

@@ -24,6 +24,8 @@ class DecisionInput(Model):
     excluded_nodes: list[str] = Field(default_factory=list)  # oldest first
     nodes_needed: int
     usable_nodes: list[str] | None = None  # nodes up on the cluster; None when unknown
+    # How many nodes are up, when `usable_nodes` names only those this decision may exclude.
+    usable_count: int | None = None
     symptom_kind: str = "crash"
     spent: dict[str, int] = Field(default_factory=dict)  # restarts so far per budget key
     no_progress_streak: int = 0  # failed attempts in a row, this one included, with no new step
@@ -104,7 +106,8 @@ def _exclusions(ctx: DecisionInput, diagnosis: Diagnosis, policy: Policy) -> tup
 def _satisfiable(ctx: DecisionInput, excluded: list[str]) -> bool:
     if ctx.usable_nodes is None:
         return True
-    return len([n for n in ctx.usable_nodes if n not in excluded]) >= ctx.nodes_needed
+    usable = len(ctx.usable_nodes) if ctx.usable_count is None else ctx.usable_count
+    return usable - len([n for n in ctx.usable_nodes if n in excluded]) >= ctx.nodes_needed
 
 
 def _drop_until_satisfiable(ctx: DecisionInput, excluded: list[str]) -> tuple[list[str], list[str]]:

@@ -490,6 +490,9 @@ class DiagnoseInput(Model):
     log_diagnosis: Diagnosis | None = None
     suspect_nodes: list[str] = Field(default_factory=list)
     hang_stacks: HangStacks | None = None  # a hang: its ranks' stacks, taken before it was stopped
+    # The run's exclusions so far. Given, the result counts the usable nodes and names only those
+    # `decide` may exclude (these, the implicated and the suspects), not all 10,000 of a cluster.
+    excluded_nodes: list[str] | None = None
 
 
 class AttributionInput(Model):
@@ -589,7 +592,10 @@ class Tuning(Model):
 
 class DiagnoseResult(Model):
     diagnosis: Diagnosis
+    # The cluster's usable nodes (None: unknown): every one, or with `usable_count` set, only the
+    # usable ones among those the run could exclude (results from before it named every one).
     usable_nodes: list[str] | None = None
+    usable_count: int | None = None
     failed_run: JobObservation | None = None  # how the attempt ended, when the scheduler requeued it itself
 
 

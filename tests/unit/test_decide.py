@@ -182,3 +182,26 @@ def test_suspects_do_not_push_out_a_runs_own_exclusions() -> None:
     context = ctx(excluded_nodes=["node1"], suspect_nodes=["node4"], usable_nodes=[f"node{i}" for i in range(1, 9)])
     advice = decide(context, diagnosis("node2"), policy, NOW)
     assert advice.excluded_nodes == ["node1", "node2"]
+
+
+@pytest.mark.parametrize("mode", ["wait", "drop_oldest_exclusion", "give_up"])
+@pytest.mark.parametrize(
+    ("excluded", "implicated", "suspects"),
+    [
+        ([], ["node2"], []),
+        (["node3", "node4"], ["node1"], []),
+        ([], ["node2"], ["node3", "node4"]),
+        (["node1"], [], ["node4"]),
+    ],
+)
+def test_a_usable_count_decides_as_every_usable_name_does(
+    mode: str, excluded: list[str], implicated: list[str], suspects: list[str]
+) -> None:
+    """A 10,000-node cluster's diagnosis sends the usable count and the names decide may exclude
+    (the run's exclusions, the implicated, the suspects), not every name: same advice."""
+    policy = Policy.model_validate({"on_unsatisfiable": mode})
+    usable = ["node1", "node2", "node3", "node4", "node6"]  # node5 is down
+    may_exclude = {*excluded, *implicated, *suspects}
+    every = ctx(excluded_nodes=excluded, suspect_nodes=suspects, nodes_needed=3, usable_nodes=usable)
+    counted = every.model_copy(update={"usable_nodes": [n for n in usable if n in may_exclude], "usable_count": 5})
+    assert decide(counted, diagnosis(*implicated), policy, NOW) == decide(every, diagnosis(*implicated), policy, NOW)

@@ -170,6 +170,29 @@ async def test_the_diagnose_activity_maps_a_peer_host_name_to_the_allocations_no
     assert result.diagnosis.implicated_nodes == ["node2"], result.diagnosis
 
 
+def test_the_usable_nodes_are_counted_and_only_those_decide_may_exclude_named() -> None:
+    """Every usable name of a 10,000-node cluster went back to the workflow with each diagnosis
+    (into its history, 100 at once in a burst); now the count, and the names decide may exclude."""
+    from recovery.activities.diagnose import usable_nodes
+    from recovery.workflows.models import Attempt, DiagnoseInput, Symptom
+
+    nodes = [NodeInfo(name=f"node{i}", state="down" if i == 3 else "idle") for i in range(1, 10_001)]
+    failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
+    inp = DiagnoseInput(
+        run_id="r",
+        attempt=Attempt(index=0, job_id="7"),
+        observation=failed,
+        symptom=Symptom(attempt_index=0, kind="crash", detected_at=T),
+        suspect_nodes=["node3", "node9"],
+        excluded_nodes=["node5"],
+    )
+    found = usable_nodes(inp, implicating("node2"), nodes)
+    assert (found.usable_count, found.usable_nodes) == (9_999, ["node2", "node5", "node9"])
+    # Scheduled by a workflow from before the run's exclusions were sent: every name, as then.
+    old = usable_nodes(inp.model_copy(update={"excluded_nodes": None}), implicating("node2"), nodes)
+    assert old.usable_count is None and old.usable_nodes is not None and len(old.usable_nodes) == 9_999
+
+
 # --- implicated names as the cluster's node names -----------------------------------------------
 
 
