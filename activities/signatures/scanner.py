@@ -279,12 +279,21 @@ class FileFollower:
 
     def poll(self) -> Chunk | None:
         """New bytes (at most read_size), or None when there are none or no file yet."""
+        # A stat says "nothing new" without opening the file, and the read goes through a raw
+        # descriptor: a worker watching 10,000 logs polls 2,000 a second, and Python's buffered
+        # open() was most of what a poll cost (py-spy, cProfile of benchmarks/observer_look.py).
         try:
-            f = open(self.path, "rb")  # noqa: SIM115 - closed below; fstat needs the open file
+            st = os.stat(self.path)
         except FileNotFoundError:
             return None
-        with f:
-            st = os.fstat(f.fileno())
+        if (st.st_dev, st.st_ino) == self._identity and st.st_size == self.offset:
+            return None
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return None
+        try:
+            st = os.fstat(fd)  # the file opened, which may be newer than the one stat'ed
             identity = (st.st_dev, st.st_ino)
             reset = self._identity is not None and (identity != self._identity or st.st_size < self.offset)
             if reset:
@@ -292,8 +301,9 @@ class FileFollower:
             self._identity = identity
             if st.st_size <= self.offset and not reset:
                 return None
-            f.seek(self.offset)
-            data = f.read(self.read_size)
+            data = os.pread(fd, self.read_size, self.offset)
+        finally:
+            os.close(fd)
         self.offset += len(data)
         return Chunk(data, reset) if data or reset else None
 
