@@ -16,6 +16,7 @@ class Watched:
     inp: WatchInput
     waiter: asyncio.Future[WatchResult]
     log: AttemptLog | None = None
+    seq: int = 0  # the order watches were attached in: a look judges only those attached before it
     next_read: float = 0.0  # monotonic time of the log's next read
     idle_since: float = 0.0  # when the last watch let go of it (kept state only)
     job_id: str = field(init=False)  # asked 10,000 times a look: kept, not looked up
