@@ -61,6 +61,24 @@ FAILURES = [
         "unknown",
         True,
     ),
+    # The raylet's exit detail lists SIGSEGV among three guesses (src/ray/raylet/node_manager.cc,
+    # HandleClientConnectionError); the worker's segfault is not what the log says
+    # (github.com/verl-project/verl/issues/4921).
+    (
+        _log(
+            '  File "/usr/local/lib/python3.10/dist-packages/verl/workers/rollout/vllm_rollout/vllm_async_server.py", line 563, in sleep',
+            "    await asyncio.gather(*[worker.sleep.remote() for worker in self.workers])",
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+            "        class_name: create_colocated_worker_cls.<locals>.WorkerDict",
+            "        name: 07GxnAWorkerDict_0:3",
+            "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of file. Some common causes include: (1) the process was killed by the OOM killer due to high memory usage, (2) ray stop --force was called, or (3) the worker crashed unexpectedly due to SIGSEGV or another unexpected error.",
+            "",
+            "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+        ),
+        "ray-worker-connection-lost",
+        "unknown",
+        True,
+    ),
     # vLLM's engine core dumps a failed step's input (vllm/logging_utils/dump_input.py, called by
     # EngineCore.execute_model before it re-raises), here right after sleep mode freed the
     # weights (github.com/vllm-project/vllm/issues/28714); the error itself was cut off.
@@ -174,6 +192,12 @@ HEALTHY = [
         "Saving checkpoint for step 2...",
         "(MegatronPolicyWorker[rank=0] pid=1750241) WARNING:megatron.core.utils:utils.py:890: make_tp_sharded_tensor_for_checkpoint received extra kwargs: ['allow_shape_mismatch']",
         "(VllmAsyncGenerationWorker pid=1743926) (EngineCore_DP0 pid=1745720) (RayWorkerWrapper pid=1745909) INFO 01-23 10:15:26 [cumem.py:239] CuMemAllocator: sleep freed 110.62 GiB memory in total, of which 15.49 GiB is backed up in CPU and the rest 95.13 GiB is discarded directly. [repeated 4x across cluster]",
+    ),
+    # transformers' FlashAttention-2 dtype warnings from verl's workers, folded by Ray's log
+    # deduplication (github.com/verl-project/verl/issues/1498, Jiayi-Pan/TinyZero/issues/54).
+    _log(
+        '(WorkerDict pid=3780641) Flash Attention 2.0 only supports torch.float16 and torch.bfloat16 dtypes, but the current dype in Qwen3ForCausalLM is torch.float32. You should run training or inference using Automatic Mixed-Precision via the `with torch.autocast(device_type=\'torch_device\'):` decorator, or load the model with the `torch_dtype` argument. Example: `model = AutoModel.from_pretrained("openai/whisper-tiny", attn_implementation="flash_attention_2", torch_dtype=torch.float16)` [repeated 7x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)',
+        "(WorkerDict pid=1874660) You are attempting to use Flash Attention 2.0 with a model not initialized on GPU. Make sure to move the model to GPU after initializing it on CPU with `model.to('cuda')`.",
     ),
     # verl's step metrics line, its memory figures included (github.com/verl-project/verl/issues/1458).
     "(TaskRunner pid=4072644) step:4 - global_seqlen/min:210047.000 - actor/pg_loss:0.010 - actor/grad_norm:0.279 - perf/max_memory_allocated_gb:78.829 - perf/max_memory_reserved_gb:106.729 - perf/cpu_memory_used_gb:132.619 - critic/score/mean:-0.643 - timing_s/gen:1400.087",
