@@ -79,6 +79,31 @@ FAILURES = [
         "unknown",
         True,
     ),
+    # Ray's core worker aborting on a C++ exception (src/ray/util/logging.cc TerminateHandler:
+    # "Unhandled exception: <type>. what(): ...", then the stack and abort()): here it could not
+    # start a thread (github.com/verl-project/verl/issues/472).
+    (
+        _log(
+            "(WorkerDict pid=27497) [2025-03-04 19:28:30,014 E 27497 27497] logging.cc:113: Unhandled exception: N5boost10wrapexceptINS_6system12system_errorEEE. what(): thread: Resource temporarily unavailable [system:11] [repeated 2x across cluster] (Ray deduplicates logs by default. Set RAY_DEDUP_LOGS=0 to disable log deduplication, or see https://docs.ray.io/en/master/ray-observability/user-guides/configure-logging.html#log-deduplication for more options.)",
+            "(WorkerDict pid=27110) [2025-03-04 19:28:30,101 E 27110 27110] logging.cc:120: Stack trace:  [repeated 2x across cluster]",
+            "(WorkerDict pid=27497) /fs/archive/share/verl_env/lib/python3.9/site-packages/ray/_raylet.so(+0x74ab81) [0x14dd45489b81] __pyx_pw_3ray_7_raylet_10CoreWorker_5run_task_loop()",
+        ),
+        "ray-unhandled-cpp-exception",
+        "unknown",
+        True,
+    ),
+    # The same handler with NCCL's own error as what(): NCCL's words speak for the line
+    # (github.com/vllm-project/vllm/issues/427).
+    (
+        _log(
+            "[2023-07-11 15:20:15,496 W 42067 42248] metric_exporter.cc:209: [1] Export metrics to agent failed: GrpcUnknown: RPC Error message: Method not found!; RPC Error details: . This won't affect Ray, but you can lose metrics from the cluster.",
+            "[2023-07-11 15:20:41,680 E 42067 42067] logging.cc:97: Unhandled exception: St13runtime_error. what(): NCCL Error 5: invalid usage",
+            "[2023-07-11 15:20:41,788 E 42067 42067] logging.cc:104: Stack trace: ",
+        ),
+        "nccl-invalid-usage",
+        "application",
+        False,
+    ),
     # vLLM's engine core dumps a failed step's input (vllm/logging_utils/dump_input.py, called by
     # EngineCore.execute_model before it re-raises), here right after sleep mode freed the
     # weights (github.com/vllm-project/vllm/issues/28714); the error itself was cut off.
