@@ -42,7 +42,14 @@ _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
 # The NVIDIA driver's messages about one GPU: `NVRM: GPU0 ...` (open-gpu-kernel-modules'
 # per-GPU NV_PRINTF prefix), `NVRM: GPU 0000:3b:00.0: ...` and `NVRM: GPU at PCI:0000:3b:00: ...`.
 _NVRM_GPU = re.compile(r"NVRM: GPU(?:(\d{1,3})\b| (?:at PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}))")
-_NCCL = re.compile(r"(?:^|[\s\]:])([A-Za-z][\w.-]{0,62}):\d{1,9}:\d{1,9} \[\d{1,3}\]")
+# NCCL's host is gethostname() up to its first dot, which may begin with a digit: a Docker
+# container's default hostname is its 12-hex-digit id (`8470dd07de42:174:239 [0] ... NCCL WARN`).
+# A letter somewhere in it keeps a time of day (`08:39:46 [0]`) from reading as a host, and an
+# ISO date before one (`2025-04-08T08:39:46 [0]`) is not a host either.
+_NCCL = re.compile(
+    r"(?:^|[\s\]:])((?=[\w.-]{0,62}[A-Za-z])(?!\d{4}-\d\d-\d\dT)[A-Za-z0-9][\w.-]{0,62})"  # the host
+    r":\d{1,9}:\d{1,9} \[\d{1,3}\]"  # :pid:tid [cuda device]
+)
 _SYSLOG = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S{0,20})"  # the time
     r" ([\w.-]{1,63}) [\w./-]{1,40}(?:\[\d+\])?: "  # host, then program[pid]:

@@ -1,0 +1,158 @@
+"""Real logs of runs that cannot start on their node's software stack (NVML and the driver, a
+PyTorch built without CUDA, a GPU too old for the dtype asked for, CUDA checks of libraries
+built on CTranslate2), and healthy logs that only warn about the stack, each with its source."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.real_lines import TRACEBACK, diagnose, verdict
+
+# NVML's return codes by the text nvmlErrorString gives them (tables/nvml.yaml, from NVIDIA DCGM's
+# sdk/nvidia/nvml/nvml_error_strings.h), in the print forms of the tools that stop without NVML.
+NVML = [
+    # NVIDIA/nvidia-docker#584: after `yum update` upgraded the driver's libraries, nvidia-smi ...
+    ("Failed to initialize NVML: Function Not Found", "nvml-function-not-found"),
+    # ... and nvidia-docker 1.0 (Go's nvml package: "nvml: <text>") on the same node
+    (
+        "nvidia-docker | 2017/12/21 05:04:46 Error: nvml: Driver/library version mismatch",
+        "nvml-lib-rm-version-mismatch",
+    ),
+]
+
+
+@pytest.mark.parametrize(("line", "signature"), NVML)
+def test_nvml_return_codes_in_each_tools_form(line: str, signature: str) -> None:
+    assert verdict(line) == (signature, "system_software", True)
+    assert diagnose(line).exclude
+
+
+def test_the_commonest_nvml_lines_keep_their_own_signatures() -> None:
+    # intel/llvm#17614: CI nodes left between driver versions
+    assert verdict("Failed to initialize NVML: Driver/library version mismatch") == (
+        "container-nvml-version-mismatch",
+        "system_software",
+        True,
+    )
+    # NVIDIA/nvidia-docker#1451: the prestart hook on an AWS g4dn instance
+    line = 'docker: Error response from daemon: OCI runtime create failed: container_linux.go:349: starting container process caused "process_linux.go:449: container init caused \\"process_linux.go:432: running prestart hook 1 caused \\\\\\"error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver/library version mismatch\\\\\\\\n\\\\\\"\\"": unknown.'
+    assert verdict(line) == ("container-nvidia-cli-version-mismatch", "system_software", True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # open-edge-platform/geti_v2#1291: torch's warning when NVML will not start, the job goes on
+        "/interactive_ai/workflows/train/trainer/.venv/lib/python3.10/site-packages/torch/cuda/__init__.py:789:"
+        " UserWarning: Can't initialize NVML\n"
+        '  warnings.warn("Can\'t initialize NVML")\n'
+        "Could not find wandb. To use this feature, ensure that you have wandb installed.\n"
+        "Downloading shard files: 100%|██████████| 1/1 [00:00<00:00, 185.00it/s]",
+        # intel/llvm#17614: the version line nvidia-smi prints after its error, alone
+        "NVML library version: 550.144",
+    ],
+)
+def test_nvml_warnings_and_version_lines_are_not_failures(text: str) -> None:
+    assert diagnose(text).symptom == "none"
+
+
+def test_a_pytorch_built_without_cuda_is_the_software_not_the_node() -> None:
+    # locuslab/TCN#67: `model.cuda()` with a CPU-only torch (torch/cuda/__init__.py _lazy_init)
+    found = diagnose(
+        TRACEBACK + '  File "D:\\anaconda3\\envs\\script\\lib\\site-packages\\torch\\cuda\\__init__.py",'
+        " line 210, in _lazy_init\n"
+        '    raise AssertionError("Torch not compiled with CUDA enabled")\n'
+        "AssertionError: Torch not compiled with CUDA enabled"
+    )
+    assert found.evidence[0].signature == "torch-not-compiled-with-cuda"
+    assert (found.category, found.retryable) == ("system_software", True)
+    # no node runs a build without CUDA: leaving this one out of the restart would not help
+    assert not found.exclude
+
+
+def test_bf16_autocast_on_a_gpu_without_it_reads_like_the_other_too_old_gpu_errors() -> None:
+    # karpathy/nanoGPT#277: torch.amp.autocast(dtype=bfloat16) on a V100 (torch/amp/autocast_mode.py)
+    found = diagnose(
+        TRACEBACK + '  File "/usr/local/lib64/python3.10/site-packages/torch/amp/autocast_mode.py", line 234,'
+        " in __init__\n"
+        "    raise RuntimeError('Current CUDA Device does not support bfloat16. Please switch dtype to float16.')\n"
+        "RuntimeError: Current CUDA Device does not support bfloat16. Please switch dtype to float16."
+    )
+    assert found.evidence[0].signature == "torch-autocast-bf16-unsupported"
+    assert (found.category, found.retryable) == ("system_software", True)
+
+
+def test_ctranslate2s_cuda_check_names_the_runtime_error() -> None:
+    # SYSTRAN/faster-whisper#653: a CUDA 12 build on driver 470 (CTranslate2 src/cuda/utils.h CUDA_CHECK)
+    line = "RuntimeError: CUDA failed with error forward compatibility was attempted on non supported HW"
+    assert verdict(line) == ("cuda-compat-not-supported-on-device", "system_software", True)
+
+
+def test_nccl_names_a_container_host_that_begins_with_a_digit() -> None:
+    # NVIDIA/nccl#496: an R460 driver under mpirun --tag-output, in a container named by its id
+    found = diagnose(
+        "[1,0]<stdout>:8470dd07de42:174:239 [0] enqueue.cc:802 NCCL WARN Cuda failure"
+        " 'API call is not supported in the installed CUDA driver'\n"
+        "[1,0]<stdout>:8470dd07de42:174:239 [0] misc/argcheck.cc:39 NCCL WARN Broadcast : invalid root 0"
+        " (root should be in the 0..-1 range)\n"
+        "[1,0]<stdout>:8470dd07de42:174:239 [0] init.cc:895 NCCL WARN Cuda failure 'invalid device ordinal'"
+    )
+    assert found.evidence[0].signature == "cuda-call-requires-newer-driver"
+    assert (found.category, found.retryable) == ("system_software", True)
+    assert "8470dd07de42" in found.implicated.nodes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # StanfordMIMI/DDM2#19: the GPU's sm_89 is not in the build's list, the run goes on loading data
+        "24-01-18 01:07:23.001 - INFO: Initial Dataset Finished\n"
+        "/home/user/mambaforge-pypy3/envs/ddm2_image/lib/python3.8/site-packages/torch/cuda/__init__.py:104:"
+        " UserWarning: \n"
+        "NVIDIA RTX 6000 Ada Generation with CUDA capability sm_89 is not compatible with the current PyTorch"
+        " installation.\n"
+        "The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70.\n"
+        "If you want to use the NVIDIA RTX 6000 Ada Generation GPU with PyTorch, please check the instructions"
+        " at https://pytorch.org/get-started/locally/\n"
+        "\n"
+        '  warnings.warn(incompatible_device_warn.format(device_name, capability, " ".join(arch_list),'
+        " device_name))\n"
+        "24-01-18 01:07:23.542 - INFO: Noise Model is created.\n"
+        "24-01-18 01:07:23.542 - INFO: Initial Model Finished",
+        # ROCm/pytorch#627: the old-GPU warning, then the tensor is made on the GPU all the same
+        "/home/user/.local/lib/python3.6/site-packages/torch/cuda/__init__.py:87: UserWarning: \n"
+        "    Found GPU0 Ellesmere [Radeon RX 470/480/570/570X/580/580X] which is of cuda capability 3.0.\n"
+        "    PyTorch no longer supports this GPU because it is too old.\n"
+        "    The minimum cuda capability that we support is 3.5.\n"
+        "    \n"
+        "  warnings.warn(old_gpu_warn % (d, name, major, capability[1]))\n"
+        "tensor([9], device='cuda:0')",
+        # CompVis/stable-diffusion#850: SDPA falls back from flash attention and sampling completes
+        "  0%|          | 0/50 [00:00<?, ?it/s]D:\\ProgramData\\envs\\pytorch\\Lib\\site-packages\\diffusers\\models"
+        "\\attention_processor.py:1279: UserWarning: 1Torch was not compiled with flash attention. (Triggered"
+        " internally at C:\\cb\\pytorch_1000000000000\\work\\aten\\src\\ATen\\native\\transformers\\cuda\\sdp_utils"
+        ".cpp:455.)\n"
+        "  hidden_states = F.scaled_dot_product_attention(\n"
+        "100%|██████████| 50/50 [00:05<00:00,  8.44it/s]",
+        # facebookresearch/xformers#800: xFormers' extensions do not fit the installed torch; it goes on
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+        "    PyTorch 2.1.0+cu121 with CUDA 1201 (you have 2.1.0+cu118)\n"
+        "    Python  3.8.18 (you have 3.8.5)\n"
+        "  Please reinstall xformers (see https://github.com/facebookresearch/xformers#installing-xformers)\n"
+        "  Memory-efficient attention, SwiGLU, sparse and more won't be available.\n"
+        "  Set XFORMERS_MORE_DETAILS=1 for more details\n"
+        "10/15/2023 14:46:49 - INFO - __main__ - Distributed environment: NO",
+        # pytorch/pytorch#126605: cuDNN v8 API refuses one plan and PyTorch takes another
+        "site-packages/torch/autograd/graph.py:744: UserWarning: Plan failed with a cudnnException:"
+        " CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: cudnnFinalize Descriptor Failed cudnn_status:"
+        " CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)\n"
+        "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass",
+        # NVIDIA/nccl#1059: no external network plugin, NCCL uses its own
+        "MLVM2: MLVM2:10792:10792 [0] NCCL INFO cudaDriverVersion 12030\n"
+        "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 :"
+        " libnccl-net.so: cannot open shared object file: No such file or directory\n"
+        "MLVM2: MLVM2:10792:10792 [0] NCCL INFO NET/Plugin : No plugin found, using internal implementation",
+    ],
+)
+def test_stack_warnings_the_run_survives_are_not_failures(text: str) -> None:
+    assert diagnose(text).symptom == "none"
