@@ -83,7 +83,13 @@ _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? 
 # "libibverbs: " in libibverbs/ibverbs.h) prints "Warning: couldn't load driver '<name>': <dlerror>"
 # for a provider listed in /etc/libibverbs.d that fails to load (dynamic_driver.c), then goes on
 # with the providers that did: the dlerror it quotes (`version ... not found`) is no failure.
-_LIBRARY_WARNING = re.compile(r"\s*libibverbs: Warning: ")
+# JAX logs "CUDA backend failed to initialize: <error>." as a warning after it has already
+# gone on with its default backend (jax/_src/xla_bridge.py _suggest_missing_backends, at
+# logger.warning; Python's last-resort handler prints the bare message): the error it quotes
+# was caught. A run that needed the GPU fails later, and that failure speaks.
+_LIBRARY_WARNING = re.compile(
+    r"\s*(?:libibverbs: Warning: |(?:WARNING:jax\._src\.xla_bridge:)?CUDA backend failed to initialize: )"
+)
 # Python logging's DEBUG level where a record's format puts the level name before the message
 # (`DEBUG:root:...`, `[DEBUG]`, `- DEBUG -`, `| DEBUG |`, `root[14429] DEBUG ...`). An error a
 # program logs at DEBUG is one it caught and judged routine (logging's HOWTO: "detailed

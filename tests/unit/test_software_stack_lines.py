@@ -156,3 +156,61 @@ def test_nccl_names_a_container_host_that_begins_with_a_digit() -> None:
 )
 def test_stack_warnings_the_run_survives_are_not_failures(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+# torch/backends/cudnn/__init__.py _init (and Caffe2's common_cudnn.h): the cuDNN found at run time
+# does not fit the build; the wording changed over the releases.
+CUDNN_MISMATCH = [
+    # YoungSeng/SRD-VC#16: an RNN's flatten_parameters asks cuDNN first
+    "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 3, 2) but found runtime"
+    " version (8, 2, 1). PyTorch already comes bundled with cuDNN.",
+    # jwyang/faster-rcnn.pytorch#662: torch 0.4's wording
+    "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600",
+    # facebookresearch/Detectron#574: Caffe2's enforce
+    "RuntimeError: [enforce fail at common_cudnn.h:108] version_match || backwards_compatible_7 ||"
+    " patch_compatible. cuDNN compiled (7102) and runtime (7005) versions mismatch",
+    # bmaltais/kohya_ss#1096: the GUI's launcher logs the same RuntimeError and stops
+    "17:22:50-122539 ERROR    Could not load torch: cuDNN version incompatibility: PyTorch was compiled  against"
+    " (8, 7, 0) but found runtime version (8, 2, 4). PyTorch already comes bundled with cuDNN. One option",
+]
+
+
+@pytest.mark.parametrize("line", CUDNN_MISMATCH)
+def test_a_cudnn_the_build_cannot_use_is_the_software_stack(line: str) -> None:
+    assert verdict(line) == ("torch-cudnn-version-incompatible", "system_software", True)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # jax-ml/jax#20722: JAX warns that CUDA would not start and lists the CPU it went on with
+        ">>> jax.devices()\n"
+        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute("
+        " &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED"
+        " (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+        "[CpuDevice(id=0)]",
+        # RosettaCommons/RFdiffusion#208: the same warning, the pipeline goes on
+        "CUDA backend failed to initialize: Found CUDA version 12010, but JAX was built against version 12020,"
+        " which is newer. The copy of CUDA that is installed must be at least as new as the version against"
+        " which JAX was built. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+        "running proteinMPNN...\n"
+        "running AlphaFold...",
+    ],
+)
+def test_jaxs_cuda_backend_warning_is_a_fallback_not_a_failure(text: str) -> None:
+    assert diagnose(text).symptom == "none"
+
+
+def test_jaxs_backend_that_must_start_and_cannot_is_still_a_failure() -> None:
+    # rgommers/pixi-dev-scipystack#1: with the cuda platform required, JAX raises instead
+    found = diagnose(
+        "E   RuntimeError: Backend 'cuda' failed to initialize: Unable to use CUDA because of the following"
+        " issues with CUDA components:\n"
+        "E   Outdated cuDNN installation found.\n"
+        "E   Version JAX was built against: 8907"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "jax-backend-init-failed",
+        "system_software",
+        True,
+    )
