@@ -45,10 +45,13 @@ _NVRM_GPU = re.compile(r"NVRM: GPU(?:(\d{1,3})\b| (?:at PCI:)?([0-9a-fA-F]{4}:[0
 # NCCL's host is gethostname() up to its first dot, which may begin with a digit: a Docker
 # container's default hostname is its 12-hex-digit id (`8470dd07de42:174:239 [0] ... NCCL WARN`).
 # A letter somewhere in it keeps a time of day (`08:39:46 [0]`) from reading as a host, and an
-# ISO date before one (`2025-04-08T08:39:46 [0]`) is not a host either.
+# ISO date before one (`2025-04-08T08:39:46 [0]`) is not a host either. The device in brackets
+# is whatever cudaGetDevice left in an uninitialised int before NCCL 2.19 (src/debug.cc), any
+# number when CUDA itself would not start (`VM-192-150-centos:2871:2871 [32523] ... NCCL WARN
+# Cuda failure 'CUDA driver version is insufficient ...'`), which is when the host matters most.
 _NCCL = re.compile(
     r"(?:^|[\s\]:])((?=[\w.-]{0,62}[A-Za-z])(?!\d{4}-\d\d-\d\dT)[A-Za-z0-9][\w.-]{0,62})"  # the host
-    r":\d{1,9}:\d{1,9} \[\d{1,3}\]"  # :pid:tid [cuda device]
+    r":\d{1,9}:\d{1,9} \[-?\d{1,10}\]"  # :pid:tid [cuda device]
 )
 _SYSLOG = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S{0,20})"  # the time

@@ -214,3 +214,27 @@ def test_jaxs_backend_that_must_start_and_cannot_is_still_a_failure() -> None:
         "system_software",
         True,
     )
+
+
+def test_nccl_names_the_host_whatever_device_number_a_failed_cuda_left() -> None:
+    # NVIDIA/cuml#5961: NCCL before 2.19 printed an uninitialised cudaDev when cudaGetDevice failed
+    found = diagnose(
+        "VM-192-150-centos:2871:2871 [32523] misc/cudawrap.cc:182 NCCL WARN Cuda failure"
+        " 'CUDA driver version is insufficient for CUDA runtime version'"
+    )
+    assert (found.category, found.retryable) == ("system_software", True)
+    assert found.implicated.nodes == ["VM-192-150-centos"]
+
+
+def test_nccl_info_about_absent_plugins_on_several_nodes_is_not_a_failure() -> None:
+    # horovod/horovod#639: three nodes set up NCCL over InfiniBand, then train
+    text = (
+        "c4140-01:147406:148900 [0] NCCL INFO NET/IB : Using interface ib0 for sideband communication\n"
+        "c4140-01:147406:148900 [0] NCCL INFO Using internal Network IB\n"
+        "NCCL version 2.3.5+cuda10.0\n"
+        "c4140-01:147406:148900 [0] NCCL INFO rank 0 nranks 3\n"
+        "c4140-02:226881:226933 [0] NCCL INFO NET : Using interface ib0:192.168.1.36<0>\n"
+        "c4140-03:5345:5397 [0] NCCL INFO NET/IB : Using interface ib0 for sideband communication\n"
+        "c4140-02:226881:226933 [0] NCCL INFO Using internal Network IB"
+    )
+    assert diagnose(text).symptom == "none"
