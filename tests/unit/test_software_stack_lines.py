@@ -238,3 +238,35 @@ def test_nccl_info_about_absent_plugins_on_several_nodes_is_not_a_failure() -> N
         "c4140-02:226881:226933 [0] NCCL INFO Using internal Network IB"
     )
     assert diagnose(text).symptom == "none"
+
+
+# torchvision/extension.py: _check_cuda_version and _assert_has_ops
+TORCHVISION = [
+    # deforum/deforum-stable-diffusion#348
+    (
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different CUDA major versions."
+        " PyTorch has CUDA Version=12.1 and torchvision has CUDA Version=11.8. Please reinstall the torchvision"
+        " that matches your PyTorch install.",
+        ("torchvision-cuda-mismatch", "system_software", True),
+    ),
+    # geocine/sd-easy-mode#18: a notebook wraps the message at 80 columns
+    (
+        "RuntimeError: Detected that PyTorch and torchvision were compiled with different\n"
+        "CUDA versions. PyTorch has CUDA Version=11.7 and torchvision has CUDA \n"
+        "Version=11.8. Please reinstall the torchvision that matches your PyTorch \n"
+        "install.",
+        ("torchvision-cuda-mismatch", "system_software", True),
+    ),
+    # Engineer-of-Stuff/stable-diffusion-paperspace#111: the ops do not load at all
+    (
+        "RuntimeError: Couldn't load custom C++ ops. \n"
+        "This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while"
+        " compiling torchvision from source.",
+        ("torchvision-ops-unloadable", "application", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "labels"), TORCHVISION)
+def test_torchvision_that_does_not_fit_the_installed_torch(text: str, labels: tuple[str, str, bool]) -> None:
+    assert verdict(text) == labels
