@@ -270,3 +270,43 @@ TORCHVISION = [
 @pytest.mark.parametrize(("text", "labels"), TORCHVISION)
 def test_torchvision_that_does_not_fit_the_installed_torch(text: str, labels: tuple[str, str, bool]) -> None:
     assert verdict(text) == labels
+
+
+# cuDNN's own loader aborts the process when a sub-library will not load; the library its
+# dlerror names says whose it is (the driver's libcuda, or what the job brought).
+CUDNN_LOADER = [
+    # sjtuplayer/anomalydiffusion#76: the first epoch, no driver library in the environment
+    (
+        "Epoch: 0\n"
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcuda.so: cannot open shared object file:"
+        " No such file or directory\n"
+        "Please make sure libcudnn_cnn_infer.so.8 is in your library path!\n"
+        "Aborted",
+        ("driver-library-missing", "system_software", True),
+    ),
+    # jhj0517/Whisper-WebUI#294: faster-whisper without cuDNN 8's libraries
+    (
+        "Could not load library libcudnn_ops_infer.so.8. Error: libcudnn_ops_infer.so.8: cannot open shared object"
+        " file: No such file or directory\n"
+        './start-webui.sh: línea 4:  6516 Abortado                (`core\' generado) python3.10 app.py "$@"',
+        ("cudnn-library-unloadable", "application", False),
+    ),
+    # facefusion/facefusion-docker#9: NVRTC missing from the image
+    (
+        "facefusion-docker-facefusion-cuda-1  | Could not load library libcudnn_cnn_infer.so.8. Error: libnvrtc.so:"
+        " cannot open shared object file: No such file or directory\n"
+        "facefusion-docker-facefusion-cuda-1 exited with code 139",
+        ("cudnn-library-unloadable", "application", False),
+    ),
+    # daswer123/xtts-finetune-webui#18 (a comment): cuDNN 9's wording
+    (
+        "Unable to load any of {libcudnn_ops.so.9.1.0, libcudnn_ops.so.9.1, libcudnn_ops.so.9, libcudnn_ops.so}\n"
+        "Invalid handle. Cannot load symbol cudnnCreateTensorDescriptor",
+        ("cudnn-library-unloadable", "application", False),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "labels"), CUDNN_LOADER)
+def test_cudnns_loader_names_the_library_that_would_not_load(text: str, labels: tuple[str, str, bool]) -> None:
+    assert verdict(text) == labels
