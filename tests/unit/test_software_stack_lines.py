@@ -310,3 +310,33 @@ CUDNN_LOADER = [
 @pytest.mark.parametrize(("text", "labels"), CUDNN_LOADER)
 def test_cudnns_loader_names_the_library_that_would_not_load(text: str, labels: tuple[str, str, bool]) -> None:
     assert verdict(text) == labels
+
+
+# NCCL's CUDACHECK (include/checks.h) wraps NCCL's own CUDA calls; users' pointers are checked
+# before them (misc/argcheck.cc), so an argument-class CUDA error there is NCCL's and the driver's.
+NCCL_OWN_CUDA_CALLS = [
+    # pytorch/pytorch#150852: NVLS set-up on a 12.2 driver with a nightly torch
+    "[2025-04-08 08:39:46] devgpu263:589012:591652 [0] transport/nvls.cc:254 NCCL WARN Cuda failure 1 'invalid argument'\n"
+    "devgpu263:589012:591652 [0] NCCL INFO transport/nvls.cc:409 -> 1\n"
+    "devgpu263:589012:591652 [0] NCCL INFO init.cc:1141 -> 1",
+    # NVIDIA/nccl#1528: NCCL's kernels are not in the loaded module
+    "c76d92cccb6e:72:456 [0] enqueue.cc:58 NCCL WARN Cuda failure 'named symbol not found'\n"
+    "\n"
+    "c76d92cccb6e:72:456 [0] enqueue.cc:47 NCCL WARN Cuda failure 'named symbol not found'",
+]
+
+
+@pytest.mark.parametrize("text", NCCL_OWN_CUDA_CALLS)
+def test_a_cuda_call_of_nccls_own_refused_is_the_stack(text: str) -> None:
+    found = diagnose(text)
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "nccl-own-cuda-call-refused",
+        "system_software",
+        True,
+    )
+    assert found.implicated.nodes
+
+
+def test_the_same_cuda_error_outside_nccl_stays_the_programs() -> None:
+    # the cuda table's reading of a program's own call is unchanged (PyTorch's c10 CUDA check form)
+    assert verdict("RuntimeError: CUDA error: invalid argument") == ("cuda-invalid-value", "application", False)
