@@ -340,3 +340,21 @@ def test_a_cuda_call_of_nccls_own_refused_is_the_stack(text: str) -> None:
 def test_the_same_cuda_error_outside_nccl_stays_the_programs() -> None:
     # the cuda table's reading of a program's own call is unchanged (PyTorch's c10 CUDA check form)
     assert verdict("RuntimeError: CUDA error: invalid argument") == ("cuda-invalid-value", "application", False)
+
+
+def test_a_kernel_image_the_nodes_driver_refuses_is_the_stack() -> None:
+    # MzeroMiko/VMamba#153: Triton's load_binary of the cubin its ptxas built; triton-lang/triton#4390
+    # says the same setup ran on other servers, #2971 that a driver upgrade cured it
+    found = diagnose(
+        '  File "/home/user/.conda/envs/vmamba-4-14/lib/python3.8/site-packages/triton/compiler.py", line 1672,'
+        " in _init_handles\n"
+        '    mod, func, n_regs, n_spills = cuda_utils.load_binary(self.metadata["name"], self.asm["cubin"],'
+        " self.shared, device)\n"
+        "RuntimeError: Triton Error [CUDA]: device kernel image is invalid"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "cuda-invalid-kernel-image",
+        "system_software",
+        True,
+    )
+    assert found.exclude
