@@ -358,3 +358,32 @@ def test_a_kernel_image_the_nodes_driver_refuses_is_the_stack() -> None:
         True,
     )
     assert found.exclude
+
+
+def test_apexs_build_check_is_the_nodes_cuda_toolkit() -> None:
+    # NVIDIA/apex#579: apex's setup.py compares the node's nvcc with torch.version.cuda
+    found = diagnose(
+        "    Traceback (most recent call last):\n"
+        '      File "/tmp/pip-req-build-5xkn4nh8/setup.py", line 77, in check_cuda_torch_binary_vs_bare_metal\n'
+        '        "https://github.com/NVIDIA/apex/pull/323#discussion_r287021798.  "\n'
+        "    RuntimeError: Cuda extensions are being compiled with a version of Cuda that does not match the version"
+        " used to compile Pytorch binaries.  Pytorch binaries were compiled with Cuda 10.0.130.\n"
+        "    In some cases, a minor-version mismatch will not cause later errors:"
+        "  https://github.com/NVIDIA/apex/pull/323#discussion_r287021798.  You can try commenting out this check"
+        " (at your own risk).\n"
+        "    Running setup.py install for apex ... error"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "torch-extension-cuda-mismatch",
+        "system_software",
+        True,
+    )
+
+
+def test_flash_attentions_sm80_check_without_a_message_is_the_gpu_generation() -> None:
+    # bmaltais/kohya_ss#2720: training Flux on an RTX 2060 (sm75) through PyTorch's SDPA
+    line = (
+        "RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.  (Could this error message be"
+        " improved?  If so, please report an enhancement request to PyTorch.)"
+    )
+    assert verdict(line) == ("flash-attn-gpu-too-old", "system_software", True)
