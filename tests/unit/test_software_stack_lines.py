@@ -387,3 +387,17 @@ def test_flash_attentions_sm80_check_without_a_message_is_the_gpu_generation() -
         " improved?  If so, please report an enhancement request to PyTorch.)"
     )
     assert verdict(line) == ("flash-attn-gpu-too-old", "system_software", True)
+
+
+def test_cudnns_optional_library_it_goes_on_without_is_not_a_failure() -> None:
+    # critical88/TCA4Rec#1: cuDNN tries NVRTC before each step and the epoch carries on
+    text = (
+        "Could not load library libnvrtc.so.11.2. Error: libnvrtc.so.11.2: cannot open shared object file:"
+        " No such file or directory\n"
+        "Epoch 0:   0%|          | 2/2500 [00:04<1:36:38,  0.43it/s, loss=1.540, lr=0.000]Could not load library"
+        " libnvrtc.so.11.2. Error: libnvrtc.so.11.2: cannot open shared object file: No such file or directory\n"
+        "Epoch 0:   0%|          | 3/2500 [00:06<1:35:47,  0.43it/s, loss=1.760, lr=0.000]Could not load library"
+        " libnvrtc.so.11.2. Error: libnvrtc.so.11.2: cannot open shared object file: No such file or directory\n"
+        "Epoch 0:   0%|▏         | 4/2500 [00:09<1:36:22,  0.43it/s, loss=1.940, lr=0.000]"
+    )
+    assert diagnose(text).symptom == "none"
