@@ -42,7 +42,17 @@ _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
 # The NVIDIA driver's messages about one GPU: `NVRM: GPU0 ...` (open-gpu-kernel-modules'
 # per-GPU NV_PRINTF prefix), `NVRM: GPU 0000:3b:00.0: ...` and `NVRM: GPU at PCI:0000:3b:00: ...`.
 _NVRM_GPU = re.compile(r"NVRM: GPU(?:(\d{1,3})\b| (?:at PCI:)?([0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}))")
-_NCCL = re.compile(r"(?:^|[\s\]:])([A-Za-z][\w.-]{0,62}):\d{1,9}:\d{1,9} \[\d{1,3}\]")
+# NCCL's host is gethostname() up to its first dot, which may begin with a digit: a Docker
+# container's default hostname is its 12-hex-digit id (`8470dd07de42:174:239 [0] ... NCCL WARN`).
+# A letter somewhere in it keeps a time of day (`08:39:46 [0]`) from reading as a host, and an
+# ISO date before one (`2025-04-08T08:39:46 [0]`) is not a host either. The device in brackets
+# is whatever cudaGetDevice left in an uninitialised int before NCCL 2.19 (src/debug.cc), any
+# number when CUDA itself would not start (`VM-192-150-centos:2871:2871 [32523] ... NCCL WARN
+# Cuda failure 'CUDA driver version is insufficient ...'`), which is when the host matters most.
+_NCCL = re.compile(
+    r"(?:^|[\s\]:])((?=[\w.-]{0,62}[A-Za-z])(?!\d{4}-\d\d-\d\dT)[A-Za-z0-9][\w.-]{0,62})"  # the host
+    r":\d{1,9}:\d{1,9} \[-?\d{1,10}\]"  # :pid:tid [cuda device]
+)
 _SYSLOG = re.compile(
     r"(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S{0,20})"  # the time
     r" ([\w.-]{1,63}) [\w./-]{1,40}(?:\[\d+\])?: "  # host, then program[pid]:
@@ -76,7 +86,13 @@ _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? 
 # "libibverbs: " in libibverbs/ibverbs.h) prints "Warning: couldn't load driver '<name>': <dlerror>"
 # for a provider listed in /etc/libibverbs.d that fails to load (dynamic_driver.c), then goes on
 # with the providers that did: the dlerror it quotes (`version ... not found`) is no failure.
-_LIBRARY_WARNING = re.compile(r"\s*libibverbs: Warning: ")
+# JAX logs "CUDA backend failed to initialize: <error>." as a warning after it has already
+# gone on with its default backend (jax/_src/xla_bridge.py _suggest_missing_backends, at
+# logger.warning; Python's last-resort handler prints the bare message): the error it quotes
+# was caught. A run that needed the GPU fails later, and that failure speaks.
+_LIBRARY_WARNING = re.compile(
+    r"\s*(?:libibverbs: Warning: |(?:WARNING:jax\._src\.xla_bridge:)?CUDA backend failed to initialize: )"
+)
 # Python logging's DEBUG level where a record's format puts the level name before the message
 # (`DEBUG:root:...`, `[DEBUG]`, `- DEBUG -`, `| DEBUG |`, `root[14429] DEBUG ...`). An error a
 # program logs at DEBUG is one it caught and judged routine (logging's HOWTO: "detailed
