@@ -131,6 +131,22 @@ RERUN = [
         ("crash", "application", False),
         {},
     ),
+    # the same verdicts as releases before 2026 wrote them (Megatron-LM 32ebde7c): no iteration,
+    # and the reproducible first re-run as a plain warning
+    (
+        "First rerun: unexpected result is not reproducible within the tolerance (nan != 3.25)\n"
+        "Rank 5, node gpu-node-07, device 5: Possible transient error!",
+        ("crash", "hardware", True),
+        {"nodes": ["gpu-node-07"], "ranks": [5], "gpus": ["gpu5"]},
+    ),
+    (
+        "First rerun: unexpected result is reproducible within the tolerance (nan = nan). Need to rerun on a"
+        " different GPU to verify correctness\n"
+        "Saving a checkpoint and exiting now. Please resume the job from the checkpoint to rerun the last"
+        " iteration and establish a diagnostic",
+        ("crash", "unknown", True),
+        {},
+    ),
     # NVIDIA-NeMo/Speech#14348: with re-runs disabled the check raises; before the first completed
     # iteration the counter prints as -1
     (
