@@ -78,6 +78,27 @@ FAILURES = [
         "application",
         False,
     ),
+    # torch/nn/utils/clip_grad.py: clip_grad_norm_(error_if_nonfinite=True) on a NaN or Inf norm
+    (
+        "RuntimeError: The total norm of order 2.0 for gradients from `parameters` is non-finite, so it cannot be"
+        " clipped. To disable this error and scale the gradients by the non-finite norm anyway, set"
+        " `error_if_nonfinite=False`",
+        "crash",
+        "application",
+        False,
+    ),
+    # MeteoSwiss/ldcast#7: Lightning's EarlyStopping stops on a metric that is not finite
+    # (callbacks/early_stopping.py)
+    (
+        "Epoch 12: : 1200it [20:40,  1.03s/it, loss=nan, v_num=0, val_loss=nan.0, val_rec_loss=nan.0,"
+        " val_kl_loss=nan.0]                                   Monitored metric val_rec_loss = nan is not finite."
+        " Previous best value was 0.045. Signaling Trainer to stop.",
+        "crash",
+        "application",
+        False,
+    ),
+    # keras-team/keras#6747: Keras' TerminateOnNaN callback (keras/callbacks/terminate_on_nan.py)
+    ("Batch 6: Invalid loss, terminating training", "crash", "application", False),
 ]
 
 # Megatron-LM megatron/core/rerun_state_machine.py (d98e8a64): log_failure's verdicts after the
