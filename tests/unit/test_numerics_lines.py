@@ -152,6 +152,36 @@ RERUN = [
         ("crash", "application", False),
         {},
     ),
+    # the whole story on the rank that rejected its result: the rejection, the re-run, the verdict;
+    # the rejection repeats the NaN check's words but the verdict says what it was
+    (
+        "Result validation enabled\n"
+        "Unexpected result nan on rank 5 at iteration #1201 invocation #1 (message='found NaN in local grad norm"
+        " for bucket #0 in backward pass before data-parallel communication collective')\n"
+        "Need to rerun step to check reproducibility of initial result\n"
+        "Rank 5, node gpu-node-07, device 5, iteration #1201: First rerun: unexpected result is not reproducible"
+        " within the tolerance (3.25 != nan)!\n"
+        "Rank 5, node gpu-node-07, device 5, iteration #1201: Possible transient error!\n"
+        "Exiting now. The job can be resumed from a previous checkpoint",
+        ("crash", "hardware", True),
+        {"nodes": ["gpu-node-07"], "ranks": [5], "gpus": ["gpu5"]},
+    ),
+    (
+        "Unexpected result nan on rank 0 at iteration #1201 invocation #1 (message='found NaN in local forward"
+        " loss calculation')\n"
+        "Need to rerun step to check reproducibility of initial result\n"
+        "Rank 0, node dgx-a01, device 0, iteration #1201: First rerun: unexpected result is reproducible within"
+        " the tolerance (nan = nan). Need to rerun on a different GPU to verify correctness.!",
+        ("crash", "unknown", True),
+        {"nodes": ["dgx-a01"], "ranks": [0], "gpus": ["gpu0"]},
+    ),
+    # a rejection with no verdict after it (the job died during the re-run): the numbers
+    (
+        "Unexpected result nan on rank 5 at iteration #1201 invocation #1 (message='found NaN in local grad norm"
+        " for bucket #0 in backward pass before data-parallel communication collective')",
+        ("crash", "application", False),
+        {"ranks": [5]},
+    ),
     # the same verdicts as releases before 2026 wrote them (Megatron-LM 32ebde7c): no iteration,
     # and the reproducible first re-run as a plain warning
     (
