@@ -56,6 +56,10 @@ class Signature(BaseModel):
     # GPU to reset, a link to replace) says yes; a fault the program caused on a healthy GPU
     # (Xid 13, 31, 43) says no, though the log still names where it happened.
     exclude: bool = True
+    # Whether its line is a failure even where its logger marks it a warning (`W ...cc:501]`):
+    # a library that logs its final failure at warning level (TSL's BFC allocator as it gives up
+    # on an allocation). Other warning lines are never fatal alone.
+    warned: bool = False
     examples: tuple[str, ...] = Field(min_length=1)
     counterexamples: tuple[str, ...] = ()
 

@@ -440,12 +440,15 @@ class LogDiagnoser:
         ends inside); else cascades."""
         tail = self.scanner.lines - BARE_EXCEPTION_TAIL
         self._srun_cancels()
-        # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone;
-        # its peers still tell a network error who went away.
+        # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone,
+        # unless its signature is a failure its library logs at warning level (`warned`); its
+        # peers still tell a network error who went away.
         live = [
             c
             for c in self._pending
-            if (not c.bare or c.match.line > tail) and not c.context.warning and not self._ignored_tail(c)
+            if (not c.bare or c.match.line > tail)
+            and (not c.context.warning or c.signature.warned)
+            and not self._ignored_tail(c)
         ]
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
