@@ -231,3 +231,11 @@ def test_failed_store_connect_warning_before_training_goes_on_stays_healthy() ->
         "INFO:models:Loaded checkpoint 'Data\\linra\\models\\D_0.pth' (iteration 0)"
     )
     assert diagnose(log).category == "none"
+
+
+def test_gloo_read_timeout_names_the_peer_it_waited_on() -> None:
+    # gloo/transport/tcp/pair.cc and buffer.cc: GLOO_ERROR_MSG("Read timeout ", peer.str()), the
+    # peer that never sent; the address is ours
+    found = diagnose("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:523] Read timeout [10.0.0.2]:22153")
+    assert (found.symptom, found.category, found.retryable) == HUNG
+    assert found.implicated.peers == ["10.0.0.2"]
