@@ -239,3 +239,21 @@ def test_gloo_read_timeout_names_the_peer_it_waited_on() -> None:
     found = diagnose("RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:523] Read timeout [10.0.0.2]:22153")
     assert (found.symptom, found.category, found.retryable) == HUNG
     assert found.implicated.peers == ["10.0.0.2"]
+
+
+def test_older_flight_recorder_notices_are_the_hang_not_its_culprit() -> None:
+    # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp heartbeatMonitor of PyTorch 2.3/2.4 (the
+    # texts as it formats them; sequence numbers ours): the rank that dumps first timed out first,
+    # a victim, and the rank told by the store waited too.
+    lines = [
+        "[rank5]:[E ProcessGroupNCCL.cpp:1209] [PG 0 Rank 5] Received a dump signal from this local rank and"
+        " will start to dump the debug info. Last enqueued NCCL work: 1234, last completed NCCL work: 1233.",
+        "[rank1]:[E ProcessGroupNCCL.cpp:1285] [PG 0 Rank 1] Received a global timeout from another rank and"
+        " will start to dump the debug info. Last enqueued NCCL work: 9, last completed NCCL work: 8.",
+        "[rank7]:[E1019 01:04:03.357615073 ProcessGroupNCCL.cpp:1375] [PG 3 Rank 7] First PG on this rank that"
+        " detected no heartbeat of its watchdog.",
+    ]
+    for line in lines:
+        found = diagnose(line)
+        assert (found.symptom, found.category, found.retryable) == HUNG, line
+        assert found.implicated.ranks == [], line
