@@ -152,10 +152,10 @@ MAX_LISTED_RANKS = 64  # `tasks 0-4095` names the whole job, not a culprit worth
 
 
 def rank_list(text: str) -> list[int]:
-    """Ranks from a list as Slurm prints it: `8-15`, `1,3,5-7`."""
+    """Ranks from a list as Slurm prints it (`8-15`, `1,3,5-7`) or as PyTorch joins them (`3, 5`)."""
     ranks: list[int] = []
     for part in text.split(","):
-        first, _, last = part.partition("-")
+        first, _, last = part.strip().partition("-")
         if not first.isdigit() or (last and not last.isdigit()):
             continue
         ranks.extend(range(int(first), int(last or first) + 1)[: MAX_LISTED_RANKS - len(ranks)])
