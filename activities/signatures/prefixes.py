@@ -111,9 +111,21 @@ _DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])DEBUG(?:[\]|:]| -? ?)")
 _LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
 
 
+# The NVIDIA driver prints the severity of an NVLink 5 error (Xid 144-150) in the line itself:
+# `NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (...)` beside `... 149,
+# NETIR_LINK_EVT Fatal ...`. NVIDIA's Xid catalog sends the fatal variants to a GPU reset (its
+# "XID 144-150 Decode" sheet; tables/xid.yaml); a non-fatal one is an event the link survived,
+# which the GPU node monitor leptonai/gpud (components/accelerator/nvidia/xid) reports as a
+# warning. Like a logger's warning it is never fatal alone, and still names its GPU.
+_NVLINK_NONFATAL = re.compile(
+    r"NVRM: Xid \([^)]{1,40}\): 1(?:4[4-9]|50), (?:pid=[^,]{0,40}, name=[^,]{0,40}, )?\w{1,40} Nonfatal "
+)
+
+
 def _library_or_debug(head: str) -> str | None:
-    """W for a library's own warning prefix, D for a Python logging record at DEBUG level."""
-    if _LIBRARY_WARNING.match(head):
+    """W for a library's own warning prefix or a driver record marked non-fatal, D for a Python
+    logging record at DEBUG level."""
+    if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head):
         return "W"
     return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
 
