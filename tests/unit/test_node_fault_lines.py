@@ -55,6 +55,26 @@ FAILURES = [
         True,
         "nccl-socket-message-truncated",
     ),
+    # The driver's probe-time message (open-gpu-kernel-modules, RmInitAdapter's MMIO check), as
+    # NVIDIA/NVSentinel's syslog monitor quotes it from a fleet's dmesg: three lines, no Xid.
+    (
+        "github.com/NVIDIA/open-gpu-kernel-modules (src/nvidia/arch/nvalloc/unix/src/osinit.c)",
+        "[ 1843.308145] NVRM: The NVIDIA GPU 0000:b3:00.0\n"
+        "               NVRM: (PCI ID: 10de:26b5) installed in this system has\n"
+        "               NVRM: fallen off the bus and is not responding to commands.",
+        "hardware",
+        True,
+        "gpu-fallen-off-bus",
+    ),
+    # NVIDIA Warp's CUDA check (warp/native/warp.cu check_cuda_result), THU-SI/Physics3D issue 2.
+    (
+        "https://github.com/THU-SI/Physics3D/issues/2",
+        "Warp CUDA error 700: an illegal memory access was encountered"
+        " (/buildAgent/work/a9ae500d09a78409/warp/native/warp.cu:223)",
+        "unknown",
+        True,
+        "cuda-illegal-address",
+    ),
     # xxd3vin/workspace issue 19: nvidia-smi cannot open a GPU the driver enumerated.
     (
         "https://github.com/xxd3vin/workspace/issues/19",
@@ -101,6 +121,26 @@ def test_nvml_eight_digit_domain_names_the_gpu() -> None:
     # NVML's busId is "%08X:%02X:%02X.0" (nvmlPciInfo_t); culprits use the four-digit domain.
     found = diagnose("Unable to determine the device handle for GPU 00000000:41:00.0: Unknown Error")
     assert (found.category, found.implicated.gpus) == ("hardware", ["0000:41:00"])
+
+
+def test_nvlink5_nonfatal_error_is_no_failure_alone_but_a_fatal_one_is() -> None:
+    # The driver prints the NVLink 5 error's severity in the line (leptonai/gpud pull 1174 quotes
+    # both kinds from kmsg); NVIDIA's catalog sends only the fatal ones to a GPU reset.
+    nonfatal = (
+        "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13"
+        " (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)"
+    )
+    fatal = (
+        "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1"
+        " (0x000fe406 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)"
+    )
+    assert diagnose(nonfatal).symptom == "none"
+    found = diagnose(nonfatal + "\n" + fatal)
+    assert (found.evidence[0].signature, found.category, found.implicated.gpus) == (
+        "xid-149",
+        "hardware",
+        ["0019:01:00"],
+    )
 
 
 HEALTHY = [
