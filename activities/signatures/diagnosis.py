@@ -517,8 +517,14 @@ class LogDiagnoser:
         if not found.ranks and not found.nodes:
             # The first line of a failure often names nobody (`Detected 1 oom_kill event`); a
             # later root-cause line of the same kind does (`srun: error: n1: task 4: Out Of Memory`).
+            # Not a line marked a warning (an NVLink error the driver calls non-fatal): it failed nothing.
             for other in self._pending:
-                if other is not winner and not other.signature.cascade and other.signature.category == sig.category:
+                if (
+                    other is not winner
+                    and not other.signature.cascade
+                    and other.signature.category == sig.category
+                    and not other.context.warning
+                ):
                     found.add_groups(other.match.groups)
                     found.add_context(other.context)
         if sig.cascade and not (found.ranks or found.nodes or found.peers):

@@ -61,9 +61,12 @@ _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
 # UCX's `[host:pid:tid]` (`[1659624398.917405] [node7:12345:0]`) and Open MPI's `[host:pid]`,
 # structured prefixes whose first field is the host whatever its name (not a `file.py:line`).
 # UCX pads the pid to five places (src/ucs/debug/log.c, "[%s:%-5d:%d:%d] "): `[node7:6807 :0:6807]`.
+# As for NCCL's prefix, a Docker container's hostname is its hex id and may begin with a digit
+# (`[09677202c889:5283 :0:5704] Caught signal 7 (Bus error ...)`): a letter somewhere in it
+# keeps a time of day (`[12:34:56]`) from reading as a host.
 _HOST_PID = re.compile(
     r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])"
-    r"([A-Za-z][\w.-]{0,62}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
+    r"((?=[\w.-]{0,62}[A-Za-z])[A-Za-z0-9][\w.-]{0,62}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
 )
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
@@ -77,6 +80,8 @@ _ENGINE_RANK = re.compile(
 # Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD) and Lightning's
 # rank_prefixed_message (`[rank: 3] ...`).
 _TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: (\d{1,6})\]")
+_OMPI_TAG = re.compile(r"\[\d{1,9},\d{1,6}\]<std(?:out|err|diag)>:")
+_OMPI_TAG_HEAD = 80  # a `--timestamp-output` date (`Sun Oct  1 17:01:10 2017`) and the tag
 
 
 # The severity glog-style loggers put before a source location: PyTorch's `[W socket.cpp:663]`
@@ -106,9 +111,21 @@ _DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])DEBUG(?:[\]|:]| -? ?)")
 _LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
 
 
+# The NVIDIA driver prints the severity of an NVLink 5 error (Xid 144-150) in the line itself:
+# `NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (...)` beside `... 149,
+# NETIR_LINK_EVT Fatal ...`. NVIDIA's Xid catalog sends the fatal variants to a GPU reset (its
+# "XID 144-150 Decode" sheet; tables/xid.yaml); a non-fatal one is an event the link survived,
+# which the GPU node monitor leptonai/gpud (components/accelerator/nvidia/xid) reports as a
+# warning. Like a logger's warning it is never fatal alone, and still names its GPU.
+_NVLINK_NONFATAL = re.compile(
+    r"NVRM: Xid \([^)]{1,40}\): 1(?:4[4-9]|50), (?:pid=[^,]{0,40}, name=[^,]{0,40}, )?\w{1,40} Nonfatal "
+)
+
+
 def _library_or_debug(head: str) -> str | None:
-    """W for a library's own warning prefix, D for a Python logging record at DEBUG level."""
-    if _LIBRARY_WARNING.match(head):
+    """W for a library's own warning prefix or a driver record marked non-fatal, D for a Python
+    logging record at DEBUG level."""
+    if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head):
         return "W"
     return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
 
@@ -191,6 +208,11 @@ def _host(head: str) -> str | None:
     if (m := _BRACKET.match(head)) and _named(m.group(1)) and not m.group(1).startswith(("rank", "default")):
         return m.group(1)
     if m := _HOST_PID.match(head) or _HOST_PID.search(head[:64]):
+        return m.group(1)
+    # Under `mpirun --tag-output --timestamp-output` Open MPI puts a date and `[jobid,rank]<stdout>:`
+    # before the program's own line, which pushes UCX's `[time] [host:pid:tid]` past the first
+    # 64 characters: look for it again where the program's line begins.
+    if (tag := _OMPI_TAG.search(head[:_OMPI_TAG_HEAD])) and (m := _HOST_PID.search(head[tag.end() : tag.end() + 64])):
         return m.group(1)
     return None
 
