@@ -32,6 +32,23 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+With the local scheduler's nodes read as a list-and-watch, the usable nodes sent as a count,
+the observer judging only what changed and reading a log with one stat when it has not grown
+(issue 14h, 8061591..15dd5a0), 2026-12-03, helpers' probes on the host (load 2.0-4.4),
+`--runs 10000 --burst 100 --window 60 --burst-timeout 300 --min-running 0.99 --cached-runs 2500`:
+
+    start 10,000 runs                       1,415 s                     vs 772 s (load differs)
+    steady worker / dev server / daemon     18% / 9% / 0% of a core     vs 36% / 34% / - *
+    worker RSS                              1.11 GiB                    vs 1.12 GiB
+    failure -> advice, 1 worker             p50 13.9 s, p95 17.2 s      vs p50 23.4 s, p95 23.8 s
+    failure -> successor running, 1 worker  p50 19.0 s, p95 22.0 s      vs p50 26.7 s, p95 27.6 s
+    a second burst, 2 workers               advice p95 12.1 s, successor p95 15.2 s
+                                                                        vs 14.9 s, 21.1 s
+
+`diagnose` ran 1.3 s (median; 3.2 s before), the workflow tasks in the worker 3.8 s; in the
+first burst the watches completed 5.4 s after the failure (0.24 s in the second). The second
+worker still took none of the burst's tasks. (* that window was not quiet: see below.)
+
 With the dev server keeping 32,768 workflows' state in memory (the CLI's 8,192 thrashed at
 10,000 runs), a local watch heartbeat of 1,800 s and an hourly re-arm spread per run (issue
 14g, a8d679b and 6c02e92), 2026-12-03, helpers' probes running on the host (load

@@ -15,7 +15,12 @@ called directly. 2026-12-02, 2 cores, right after a test suite (noisy), two roun
 commit, run this file with a worktree of it first on PYTHONPATH, from outside the repository
 (python puts the script's and the current directory first on the path):
 
-    cd /tmp && PYTHONPATH=$WORKTREE python $WORKTREE/benchmarks/observer_look.py --seconds 20
+    cd /tmp && PYTHONPATH=$WORKTREE python $WORKTREE/benchmarks/observer_look.py --seconds 30
+
+2026-12-03, helpers' probes on the host, `--seconds 30` (10,000 logs, a line each every 20 s),
+two rounds: 15dd5a0 (a look judges what changed) 3.2 and 3.3 looks a second, 2,000 log reads a
+second, 13.4 % and 12.3 % of a core (67 and 61 us a read); 494ee99 0.8 looks a second, 1,973
+and 2,000 reads, 14.1 % and 16.6 % (71 and 83 us). Quiet looks: 0.0 ms against 26.7-38.5 ms.
 """
 
 from __future__ import annotations
