@@ -10,7 +10,17 @@ from recovery.activities.rules import (
     with_node_facts,
     with_peer_nodes,
 )
-from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo, TaskResult
+from recovery.workflows.models import (
+    Attempt,
+    DiagnoseInput,
+    Diagnosis,
+    ImplicatedNode,
+    JobObservation,
+    JobState,
+    NodeInfo,
+    Symptom,
+    TaskResult,
+)
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -153,19 +163,26 @@ async def test_rules_map_the_logs_peer_to_a_node_and_keep_the_first_failed_task(
     assert d.peers == ["10.0.0.1"]
 
 
+def crashed_on_two_nodes(**fields: object) -> DiagnoseInput:
+    """The diagnose activity's input for job 7, failed on node1 and node2."""
+    failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
+    return DiagnoseInput.model_validate(
+        {
+            "run_id": "r",
+            "attempt": Attempt(index=0, job_id="7"),
+            "observation": failed,
+            "symptom": Symptom(attempt_index=0, kind="crash", detected_at=T),
+            **fields,
+        }
+    )
+
+
 async def test_the_diagnose_activity_maps_a_peer_host_name_to_the_allocations_node() -> None:
     from recovery.activities.diagnose import DiagnoseActivities
-    from recovery.workflows.models import Attempt, DiagnoseInput, Symptom
     from tests.fakes import ScriptedScheduler
 
-    failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
-    inp = DiagnoseInput(
-        run_id="r",
-        attempt=Attempt(index=0, job_id="7"),
-        observation=failed,
-        symptom=Symptom(attempt_index=0, kind="crash", detected_at=T),
-        log_diagnosis=peers_diagnosis("node2.cluster.example", "10.9.9.9"),  # the IP resolves to no node
-    )
+    # The IP resolves to no node.
+    inp = crashed_on_two_nodes(log_diagnosis=peers_diagnosis("node2.cluster.example", "10.9.9.9"))
     result = await DiagnoseActivities(ScriptedScheduler([])).diagnose(inp)
     assert result.diagnosis.implicated_nodes == ["node2"], result.diagnosis
 
@@ -174,18 +191,9 @@ def test_the_usable_nodes_are_counted_and_only_those_decide_may_exclude_named() 
     """Every usable name of a 10,000-node cluster went back to the workflow with each diagnosis
     (into its history, 100 at once in a burst); now the count, and the names decide may exclude."""
     from recovery.activities.diagnose import usable_nodes
-    from recovery.workflows.models import Attempt, DiagnoseInput, Symptom
 
     nodes = [NodeInfo(name=f"node{i}", state="down" if i == 3 else "idle") for i in range(1, 10_001)]
-    failed = JobObservation(job_id="7", state=JobState.FAILED, exit_code=1, nodes=["node1", "node2"])
-    inp = DiagnoseInput(
-        run_id="r",
-        attempt=Attempt(index=0, job_id="7"),
-        observation=failed,
-        symptom=Symptom(attempt_index=0, kind="crash", detected_at=T),
-        suspect_nodes=["node3", "node9"],
-        excluded_nodes=["node5"],
-    )
+    inp = crashed_on_two_nodes(suspect_nodes=["node3", "node9"], excluded_nodes=["node5"])
     found = usable_nodes(inp, implicating("node2"), nodes)
     assert (found.usable_count, found.usable_nodes) == (9_999, ["node2", "node5", "node9"])
     # Scheduled by a workflow from before the run's exclusions were sent: every name, as then.
