@@ -48,6 +48,10 @@ the observer judging only what changed and reading a log with one stat when it h
 `diagnose` ran 1.3 s (median; 3.2 s before), the workflow tasks in the worker 3.8 s; in the
 first burst the watches completed 5.4 s after the failure (0.24 s in the second). The second
 worker still took none of the burst's tasks. (* that window was not quiet: see below.)
+The same tree at 1,000 (`--runs 1000 --burst 100 --window 30 --baseline 494ee99`, load
+0.5-1.5), this tree vs 494ee99: steady worker 5% vs 6%, RSS 391 vs 384 MiB; advice p50 2.3 s,
+p95 2.7 s vs 2.9 s, 3.6 s; successor p50 4.0 s, p95 5.0 s vs 4.7 s, 5.4 s; starting the 1,000
+runs took 29.0 s vs 14.9 s (measured once, first, right after a test suite; not explained).
 
 With the dev server keeping 32,768 workflows' state in memory (the CLI's 8,192 thrashed at
 10,000 runs), a local watch heartbeat of 1,800 s and an hourly re-arm spread per run (issue
