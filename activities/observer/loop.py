@@ -75,6 +75,8 @@ class Observer:
         self._polls: Counter[float] = Counter()
         self._task: asyncio.Task[None] | None = None
         # The list-and-watch (a Watchable scheduler): the jobs as of `_cursor`, each current.
+        scheduler = coalescer.scheduler
+        self._watchable: Watchable | None = scheduler if isinstance(scheduler, Watchable) else None
         self._jobs: dict[str, JobObservation] = {}
         self._cursor: str | None = None
         self._full_read_at = 0.0
@@ -171,7 +173,7 @@ class Observer:
         """Seconds between looks: the shortest poll any watch asked for; longer at scale when
         each look reads every watched job (a scheduler that cannot say what changed)."""
         asked = min(self._polls, default=IDLE_POLL_SECONDS)
-        if isinstance(self.coalescer.scheduler, Watchable):
+        if self._watchable is not None:
             return asked
         return max(asked, len(self._watched) / JOB_READS_PER_SECOND)
 
@@ -185,7 +187,7 @@ class Observer:
         self.looks += 1
         spacing = max(self._pace(), len(self._watched) / LOG_READS_PER_SECOND)
         due = self._due_reads(now, horizon)
-        if changed is None:
+        if changed is None:  # a full read: every watch, the due ones (taken off the heap) among them
             judged = [w for w in self._watched.values() if w.seq < horizon]
         else:
             mine = (self._watched[run] for job in changed for run in self._by_job.get(job, ()))
@@ -228,10 +230,9 @@ class Observer:
     async def _observe(self, fresh: list[Watched]) -> tuple[dict[str, JobObservation] | None, set[str] | None]:
         """The jobs now (a job missing: the scheduler forgot it; None: the scheduler is away),
         and the ids of those that may have changed since the last look (None: any of them)."""
-        scheduler = self.coalescer.scheduler
         try:
-            if isinstance(scheduler, Watchable):
-                return await self._changed(scheduler, fresh)
+            if self._watchable is not None:
+                return await self._changed(self._watchable, fresh)
             return await self.coalescer.observe(sorted(self._by_job)), None
         except SchedulerUnavailable as e:
             # The watches outlive scheduler restarts: they keep heartbeating, the loop looks again.

@@ -79,8 +79,8 @@ _ENGINE_RANK = re.compile(
 )
 # Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD) and Lightning's
 # rank_prefixed_message (`[rank: 3] ...`).
-_TAGGED_RANK = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:|\[rank: (\d{1,6})\]")
-_OMPI_TAG = re.compile(r"\[\d{1,9},\d{1,6}\]<std(?:out|err|diag)>:")
+_OMPI_TAG = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:")
+_TAGGED_RANK = re.compile(_OMPI_TAG.pattern + r"|\[rank: (\d{1,6})\]")
 _OMPI_TAG_HEAD = 80  # a `--timestamp-output` date (`Sun Oct  1 17:01:10 2017`) and the tag
 
 
