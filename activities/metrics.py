@@ -32,6 +32,9 @@ Metrics, their labels, and what they count:
 - `recovery_scheduler_errors_total{scheduler, command, kind}`: scheduler errors met by
   activities. `command` is the activity (submit_attempt, requeue_hold, ...); `kind` is
   SchedulerUnavailable, SchedulerRefused, JobNotFound or NotRequeueable.
+- `recovery_worker_gc_pause_seconds{generation}` (histogram): how long the worker process stood
+  still in each garbage collection (worker/gc_pauses.py); a full one (`generation="2"`) of a
+  worker holding thousands of runs is what stalls its workflow tasks.
 """
 
 from __future__ import annotations
@@ -55,10 +58,17 @@ ACTIONS = "recovery_actions_total"
 FAILURE_TO_ADVICE = "recovery_failure_to_advice_seconds"
 FAILURE_TO_SUCCESSOR = "recovery_failure_to_successor_seconds"
 SCHEDULER_ERRORS = "recovery_scheduler_errors_total"
+GC_PAUSE = "recovery_worker_gc_pause_seconds"
 
 # Recoveries take seconds (local) to hours (a queued successor on a busy cluster).
 LATENCY_BUCKETS = (1.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0)
-BUCKET_OVERRIDES = {FAILURE_TO_ADVICE: LATENCY_BUCKETS, FAILURE_TO_SUCCESSOR: LATENCY_BUCKETS}
+# A young collection takes microseconds; a full one of a large heap, seconds.
+GC_PAUSE_BUCKETS = (0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 5.0)
+BUCKET_OVERRIDES = {
+    FAILURE_TO_ADVICE: LATENCY_BUCKETS,
+    FAILURE_TO_SUCCESSOR: LATENCY_BUCKETS,
+    GC_PAUSE: GC_PAUSE_BUCKETS,
+}
 
 DESCRIPTIONS = {
     RUNS: "TrainingRun workflows by RecoveryState (Temporal visibility)",
@@ -70,6 +80,7 @@ DESCRIPTIONS = {
     FAILURE_TO_ADVICE: "seconds from an attempt's failure to its advice being recorded",
     FAILURE_TO_SUCCESSOR: "seconds from an attempt's failure to its successor running",
     SCHEDULER_ERRORS: "scheduler errors met by activities, by scheduler, command and kind",
+    GC_PAUSE: "seconds the worker process stood still in a garbage collection, by generation",
 }
 
 

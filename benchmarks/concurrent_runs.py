@@ -441,6 +441,7 @@ class Phase:
     stages: dict[str, list[float]] = field(default_factory=dict)
     tasks: dict[str, int] = field(default_factory=dict)  # the hit runs' tasks from the failure on, per worker
     lost_watches: int = 0  # watch_attempt tries the server gave up on (heartbeat timeout) and retried
+    long_collections: list[float] = field(default_factory=list)  # the workers' GC pauses >= 0.5 s, seconds
     load_steady: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average, at the end
     load_burst: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
@@ -461,6 +462,18 @@ def lost_watches(logs: list[Path]) -> int:
     return lost
 
 
+def long_collections(logs: list[Path]) -> list[float]:
+    """The seconds of each long garbage collection the workers logged (worker/gc_pauses.py)."""
+    pauses: list[float] = []
+    for path in logs:
+        with contextlib.suppress(OSError), path.open(errors="replace") as handle:
+            for line in handle:
+                if "long garbage collection" in line:
+                    with contextlib.suppress(ValueError, KeyError, TypeError):
+                        pauses.append(float(json.loads(line)["seconds"]))
+    return pauses
+
+
 async def burst(
     client: Client, pids: dict[str, int], victims: list[JobObservation], timeout: float, logs: list[Path]
 ) -> Phase:
@@ -471,6 +484,7 @@ async def burst(
     sampler = Sampler(pids)
     sampler.start()
     lost_before = lost_watches(logs)
+    collections_before = len(long_collections(logs))
     start = time.monotonic()
     await asyncio.gather(*(asyncio.to_thread(local_cluster.node_down, j.nodes[0], "benchmark") for j in victims))
     scheduler = LocalScheduler()
@@ -498,6 +512,7 @@ async def burst(
             successor.append((marks["successor_running"] - failed).total_seconds())
     phase = Phase(0, {}, usage, advice, successor, elapsed, len(victims) - len(advice))
     phase.lost_watches = lost_watches(logs) - lost_before
+    phase.long_collections = long_collections(logs)[collections_before:]
     workers = {str(pid): name for name, pid in pids.items() if name.startswith("worker")}
     for status in statuses:
         if status is not None:
@@ -791,6 +806,12 @@ def report(args: argparse.Namespace, columns: list[Column], command: str) -> Non
             rows.append((f"{what} {fn}", [_fmt(getattr(p, key), fn) for _, p in cells_of]))
     rows.append(("runs without advice", [str(p.missing) for _, p in cells_of]))
     rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for _, p in cells_of]))
+    rows.append(
+        (
+            "burst: workers' garbage collections >= 0.5 s, count / longest",
+            [f"{len(p.long_collections)} / {max(p.long_collections, default=0.0):.2f}s" for _, p in cells_of],
+        )
+    )
     rows.append(("burst: down -> all successors running", [f"{p.burst_seconds:.1f}s" for _, p in cells_of]))
     for what in sorted({what for _, p in cells_of for what in p.tasks}):
         rows.append((f"burst's {what}", [str(p.tasks.get(what, 0)) for _, p in cells_of]))

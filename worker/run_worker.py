@@ -34,8 +34,9 @@ from recovery.client import runs
 from recovery.client.config import WorkerConfig
 from recovery.client.submit import TUNING
 from recovery.worker.activity_context import ActivityContext
+from recovery.worker.gc_pauses import GcPauses
 from recovery.worker.orphans import release_while_serving
-from recovery.worker.run_states import publish_run_states
+from recovery.worker.run_states import publish_run_states, runtime_meter
 from recovery.worker.scheduler_guard import SchedulerGuard
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
@@ -206,19 +207,20 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    async with worker:
-        if isinstance(scheduler, Discoverable) and config.discovery.enabled:
-            await ensure_discovery(client, scheduler, config, queue)
-        log.info("worker started", task_queue=queue, scheduler=scheduler.name, mode=config.effective_mode)
-        counting = _count_runs(client, config, stop)
-        # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
-        # this one hands them on at once (worker/orphans.py).
-        releasing = asyncio.create_task(release_while_serving(client, queue, stop))
-        await stop.wait()
-        log.info("worker stopping")
-        await releasing
-        if counting is not None:
-            await counting
+    with GcPauses(runtime_meter(client)):  # a long full collection stalls every run: measure it
+        async with worker:
+            if isinstance(scheduler, Discoverable) and config.discovery.enabled:
+                await ensure_discovery(client, scheduler, config, queue)
+            log.info("worker started", task_queue=queue, scheduler=scheduler.name, mode=config.effective_mode)
+            counting = _count_runs(client, config, stop)
+            # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
+            # this one hands them on at once (worker/orphans.py).
+            releasing = asyncio.create_task(release_while_serving(client, queue, stop))
+            await stop.wait()
+            log.info("worker stopping")
+            await releasing
+            if counting is not None:
+                await counting
 
 
 def _count_runs(client: Client, config: WorkerConfig, stop: asyncio.Event) -> asyncio.Task[None] | None:

@@ -4,11 +4,13 @@ in Temporal's ActivityEnvironment (no server needed)."""
 from __future__ import annotations
 
 import dataclasses
+import gc
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from structlog.testing import capture_logs
 from temporalio.common import MetricMeter
 from temporalio.exceptions import ApplicationError
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
@@ -19,6 +21,7 @@ from recovery.activities.actions import ActionActivities
 from recovery.activities.errors import PermanentActionError, scheduler_errors
 from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
 from recovery.client.config import WorkerConfig
+from recovery.worker.gc_pauses import GcPauses
 from recovery.workflows.models import Advice, RecordAdviceInput
 from tests.fakes import ScriptedScheduler
 from tests.prometheus import Sample, scrape, value
@@ -109,3 +112,24 @@ async def test_record_advice_counts_and_times_it(prometheus: tuple[MetricMeter, 
     assert 42 <= value(got, "recovery_failure_to_advice_seconds_sum") < 60
     assert value(got, "recovery_failure_to_advice_seconds_bucket", le="30") == 0
     assert value(got, "recovery_failure_to_advice_seconds_bucket", le="60") == 1
+
+
+def test_the_workers_garbage_collections_are_timed_and_a_long_one_is_logged(
+    prometheus: tuple[MetricMeter, int],
+) -> None:
+    meter, port = prometheus
+    before = value(scrape(port), "recovery_worker_gc_pause_seconds_count", generation="2")
+    with capture_logs() as logs, GcPauses(meter, long=0.0):  # every collection counts as long
+        gc.collect()
+    gc.collect()  # after it is removed: not timed
+    got = scrape(port)
+    assert value(got, "recovery_worker_gc_pause_seconds_count", generation="2") == before + 1
+    assert value(got, "recovery_worker_gc_pause_seconds_bucket", generation="2", le="5") == before + 1
+    assert [(e["event"], e["generation"]) for e in logs] == [("long garbage collection", 2)]
+
+
+def test_a_short_collection_is_timed_but_not_logged(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, _ = prometheus
+    with capture_logs() as logs, GcPauses(meter, long=60.0):
+        gc.collect(0)
+    assert logs == []
