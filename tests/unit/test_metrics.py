@@ -8,6 +8,7 @@ import gc
 import socket
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 from structlog.testing import capture_logs
@@ -133,3 +134,8 @@ def test_a_short_collection_is_timed_but_not_logged(prometheus: tuple[MetricMete
     with capture_logs() as logs, GcPauses(meter, long=60.0):
         gc.collect(0)
     assert logs == []
+
+
+def test_every_metric_is_in_the_operators_table() -> None:
+    table = (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+    assert [name for name in metrics.DESCRIPTIONS if f"| `{name}` |" not in table] == []
