@@ -107,6 +107,26 @@ FAILURES = [
         True,
         "jax-backend-init-failed",
     ),
+    # jax-ml/jax issue 8243: the same failure in older JAX's words.
+    (
+        "https://github.com/jax-ml/jax/issues/8243",
+        "RuntimeError: Requested backend tpu, but it failed to initialize: INVALID_ARGUMENT: TpuPlatform is not"
+        " available.",
+        "system_software",
+        True,
+        "jax-backend-init-failed",
+    ),
+    # jax-ml/jax-ai-stack issue 149: the Colab TPU runtime cannot read a newer JAX's StableHLO.
+    (
+        "https://github.com/jax-ml/jax-ai-stack/issues/149",
+        "--> 303     return backend.compile(built_c, compile_options=options)\n"
+        "    304   except xc.XlaRuntimeError as e:\n\n"
+        "XlaRuntimeError: UNKNOWN: -:0:0: error: unknown vhlo type code: 33\n"
+        "-:0:0: note: in bytecode version 6 produced by: StableHLO_v1.7.1",
+        "system_software",
+        True,
+        "stablehlo-version-mismatch",
+    ),
 ]
 
 
@@ -153,6 +173,14 @@ HEALTHY = [
     " elapsed_time_per_iteration_ms: 11.5K | tokens_per_sec: 22.8K | tokens_per_sec_per_gpu: 11.4K |"
     " global_batch_size: 64 | lm_loss: 2.38 | lr: 1e-05 | model_tflops_per_gpu: 38.3 | hardware_tflops_per_gpu:"
     " 38.3 | grad_norm: 1.25",
+    # EleutherAI/gpt-neox issue 990: a DeepSpeed warning the maintainers call safe to ignore.
+    "[WARNING] [comm.py:152:init_deepspeed_backend] NCCL backend in DeepSpeed not yet implemented\n"
+    " [INFO] [comm.py:594:init_distributed] cdb=None",
+    # Lightning-AI/pytorch-lightning issue 20890: torch_xla's deprecation warnings, per process.
+    "WARNING:root:torch_xla.core.xla_model.xla_model.get_ordinal() will be removed in release 2.7. is deprecated."
+    " Use torch_xla.runtime.global_ordinal instead.\n"
+    "WARNING:root:torch_xla.core.xla_model.xrt_world_size() will be removed in release 2.7. is deprecated."
+    " Use torch_xla.runtime.world_size instead.",
 ]
 
 
