@@ -21,6 +21,17 @@ FAILURES = [
         False,
         "argparse-bad-arguments",
     ),
+    # SysCV/sam-hq issue 41: a parser named "HQ-SAM" refuses the launcher's --local-rank, and the
+    # agent's report of the exit that followed is only a follow-on.
+    (
+        "https://github.com/SysCV/sam-hq/issues/41",
+        "HQ-SAM: error: unrecognized arguments: --local-rank=0\n"
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 0 (pid: 1468) of"
+        " binary: /usr/bin/python3",
+        "application",
+        False,
+        "argparse-bad-arguments",
+    ),
     # xingyizhou/CenterTrack issue 38: DCNv2's launch check prints cudaGetErrorString after
     # "error in <function>_cuda: "; the extension has no code for the other GPUs.
     (
