@@ -232,6 +232,21 @@ def test_paddle_launcher_names_the_failed_containers_rank() -> None:
     assert diagnose(text).implicated.ranks == [0]
 
 
+def test_paddle_launcher_reports_a_container_killed_by_a_signal() -> None:
+    # PaddlePaddle/PaddleDetection issue 7475: mid-training, code -6 (SIGABRT), with the env dump
+    # FLAGS_print_launcher_env adds after the log path.
+    text = (
+        "LAUNCH ERROR 2022-12-08 02:04:51,549 Container failed !!!\n"
+        "Container rank 0 status failed cmd ['/root/anaconda3/envs/pp37/bin/python', '-u', 'tools/train.py', '-c',"
+        " 'configs/mot/bytetrack/detector/yolox_x_24e_800x1440_mix_det.yml', '--eval', '--amp'] code -6 log"
+        " ppyoloe/workerlog.0 \n"
+        "env {'CONDA_SHLVL': '2', 'LD_LIBRARY_PATH': '/usr/local/cuda-10.2/lib64'}"
+    )
+    found = diagnose(text)
+    assert (found.category, found.retryable, found.implicated.ranks) == ("unknown", True, [0])
+    assert "signal 6" in found.explanation
+
+
 def test_paddle_workers_own_error_outranks_the_launchers_report() -> None:
     # An ERNIEKit run's log as a public file quotes it (code index id 69829257186): the worker's
     # ValueError comes first, then the launcher's report of the container it killed.
