@@ -2,7 +2,7 @@
 multimodal and scientific models (ESPnet, NeMo, fairseq/wav2vec, SpeechBrain, icefall/k2, VITS and
 Coqui TTS, video diffusion trainers, OpenFold/AlphaFold/ColabFold, DGL, MACE/NequIP/DeePMD), each
 with its thread: the print forms these stacks add to the usual ones (PyTorch 1.x's THCudaCheck,
-jaxlib's GPU status, DistDGL's sockets and DGLError, Coqui Trainer's GPU check, icefall's
+jaxlib's GPU status, k2's fatal checks, DistDGL's sockets and DGLError, Coqui Trainer's GPU check, icefall's
 bracketed metrics), and the alarming but harmless lines they print, which must stay healthy."""
 
 from __future__ import annotations
@@ -152,6 +152,41 @@ FAILURES = [
         "application",
         False,
         "torch-ddp-unused-parameters",
+    ),
+    # k2-fsa/k2 issue 696: K2_CHECK_CUDA_ERROR's fatal line, wrapped by the terminal mid-check;
+    # the CUDA error on the second row is the cause, not the check.
+    (
+        "https://github.com/k2-fsa/k2/issues/696",
+        "World size: 1 Rank: 0                                  \n"
+        "[F] /idiap/temp/user/code/k2/k2/csrc/array.h:275:T k2::Array1<T>::operator[](int32_t) const [with T = int;"
+        " int32_t = int] Check failed: ret == cudaSuccess (700\n"
+        " vs. 0)  Error: an illegal memory access was encountered.\n"
+        "[ Stack-Trace: ]                                        ",
+        "crash",
+        "unknown",
+        True,
+        "cuda-illegal-address",
+    ),
+    # k2-fsa/icefall issue 49: the same check on one line, naming a device-side assert.
+    (
+        "https://github.com/k2-fsa/icefall/issues/49",
+        "[F] /workspace/k2/k2/csrc/array.h:341:T k2::Array1<T>::operator[](int32_t) const [with T = int; int32_t = int]"
+        " Check failed: ret == cudaSuccess (710 vs. 0)  Error: device-side assert triggered. \n"
+        "[ Stack-Trace: ]",
+        "crash",
+        "application",
+        False,
+        "cuda-device-assert",
+    ),
+    # k2-fsa/k2 issue 934: a k2 invariant the decoding inputs broke.
+    (
+        "https://github.com/k2-fsa/k2/issues/934",
+        "[F] /export/c07/user/mini_scale_2022/k2/k2/csrc/ragged.cu:116:k2::Array1<int>& k2::RaggedShape::RowIds(int32_t)"
+        " Check failed: axis < NumAxes() (1 vs. -472640871)",
+        "crash",
+        "application",
+        False,
+        "k2-check-failed",
     ),
     # MLI-lab/DeepDeWedge issue 22: a collective timeout with no cause in the log.
     (
