@@ -225,6 +225,17 @@ HEALTHY = [
     # k2-fsa/icefall issue 1463: icefall's warning and bad-model checkpoint, before any exit.
     "2024-01-14 01:03:00,826 WARNING [train.py:1057] (2/4) Grad scale is small: 1.2924697071141057e-26\n"
     "2024-01-14 01:03:00,826 INFO [checkpoint.py:75] (2/4) Saving checkpoint to zipformer/exp-causal/2500/bad-model-2.pt",
+    # k2-fsa/ZipVoice issue 3: the icefall trainer's bracketed losses, finite, beside its clipping notes.
+    "2025-10-27 17:32:19 2025-10-27 17:32:19,686 WARNING [optim.py:600] Clipping_scale=2.0, grad-norm quartiles"
+    " 2.645e-03 3.446e-03 3.830e-03 4.745e-03 9.672e-03, threshold=1.532e-02, percent-clipped=0.0\n"
+    "2025-10-27 17:32:39 2025-10-27 17:32:39,748 INFO [train_zipvoice.py:731] Epoch 1, batch 49, global_batch_idx: 50,"
+    " batch size: 25, loss[loss=0.06789, over 17994.00 frames. ], tot_loss[loss=0.06891, over 778288.75 frames. ],"
+    " cur_lr: 1.00e-04, grad_scale: 65536.0",
+    # alibaba/graph-learn issue 67: graph-learn's E-level RPC lines at the end of a data pass.
+    "Epoch 38, Iteration 6, Time(s) 0.0681, Loss 0.77587\n"
+    "E0717 17:30:22.467953   589 notification.cc:194] RpcNotification:Failed\treq_type:GetNodes\tstatus:Out of range:No"
+    " more nodes exist.\n"
+    "E0717 17:30:22.468039   589 distribute_runner.h:125] Rpc failed:Out of range:No more nodes exist.name:GetNodes",
     # deepmodeling/deepmd-kit issue 1774: DeePMD falls back to serial training and goes on.
     "[1,0]:Switch to serial execution due to lack of horovod module.\n"
     "[1,1]:Switch to serial execution due to lack of horovod module.\n"
