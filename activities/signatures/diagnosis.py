@@ -492,6 +492,17 @@ class LogDiagnoser:
                 found.append(_Candidate(uncaught.match, signature, writer, self.max_step, fallback=True))
         return found
 
+    def _stack_header(self, winner: _Candidate) -> _Candidate | None:
+        """The `Fatal error in ..., error stack:` line a winning MPICH stack frame belongs to."""
+        if not winner.signature.id.startswith(STACK_FAMILY):
+            return None
+        headers = [
+            c
+            for c in self._pending
+            if c.match.line < winner.match.line <= c.match.line + STACK_LINES and _ERROR_STACK.search(c.match.text)
+        ]
+        return max(headers, key=lambda c: c.match.line) if headers else None
+
     def _explain(self, winner: _Candidate) -> LogDiagnosis:
         sig = winner.signature
         found = Implicating()
@@ -502,6 +513,11 @@ class LogDiagnoser:
             found.add_groups({k: v for k, v in sibling.groups.items() if k in PLACE_GROUPS})
         if not sig.cascade or sig.category == "hardware":
             found.add_context(winner.context)
+        if (header := self._stack_header(winner)) is not None:
+            # A frame of MPICH's error stack says what failed; the stack's header says where
+            # (Cray MPICH's `MPICH ERROR [Rank 519] ... [c1207] - Abort(...)`, `(rank 519 in comm 0)`).
+            found.add_groups({k: v for k, v in header.match.groups.items() if k in PLACE_GROUPS})
+            found.add_context(header.context)
         block = self._root_cause_block()
         if block is not None:
             found.add_root_cause(block.fields)

@@ -13,6 +13,7 @@
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
     [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
     [rank: 3] ...                        Lightning's rank-prefixed messages
+    MPICH ERROR [Rank 3] [job id 41.0] [<time>] [nid006700] - Abort(...)   HPE Cray MPICH's abort
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
     NVRM: GPU0 nvAssertFailedNoLog: ...  the NVIDIA driver names the GPU it speaks of (GPU 0)
     NVRM: GPU 0000:3b:00.0: ...          ... or its PCI bus id
@@ -68,6 +69,12 @@ _HOST_PID = re.compile(
     r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])"
     r"((?=[\w.-]{0,62}[A-Za-z])[A-Za-z0-9][\w.-]{0,62}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
 )
+# HPE Cray MPICH (cray-mpich 8, on Perlmutter, Frontier, Polaris, Aurora, LUMI, Alps) heads an
+# aborting process's message with its rank, the Slurm or PALS job id, the time and the node:
+# `MPICH ERROR [Rank 519] [job id 947981.0] [Tue Jun 11 15:11:42 2024] [c1207] - Abort(...)`, as
+# the logs of ofiwg/libfabric#10072 and #11307, pmodels/mpich#6362 and flux-framework/flux-coral2#36
+# show it (the library is closed source). The rank is read by `_MESSAGE_RANK`.
+_CRAY_MPICH = re.compile(r"MPICH ERROR \[Rank \d{1,7}\] \[job id [^\]]{0,80}\] \[[^\]]{0,40}\] \[([\w.-]{1,63})\] ")
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
 # Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
@@ -201,6 +208,8 @@ def line_rank(text: str) -> int | None:
 
 
 def _host(head: str) -> str | None:
+    if m := _CRAY_MPICH.search(head):
+        return m.group(1)
     if m := _NCCL.search(head):
         return m.group(1)
     if m := _SYSLOG.match(head):

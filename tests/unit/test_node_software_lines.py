@@ -55,7 +55,7 @@ NODE_STACK = [
     (
         "slurmstepd: error: couldn't chdir to `/lustre/proj/run42': No such file or directory: going to /tmp instead\n"
         "slurmstepd: error: couldn't chdir to /tmp either. dying.",
-        "scheduler-slurm-chdir-failed",
+        "slurm-step-setup-slurm-step-io-failed",
     ),
     # src/plugins/auth/munge/auth_munge.c: a credential from a node whose clock is off
     (
