@@ -132,6 +132,11 @@ class WorkerConfig(_Section):
     # run a worker holds (~140 KB each, and twice the CPU to replay one), and the test suite
     # replays every recorded history in the full sandbox instead. Turn it on to find such a call.
     workflow_sandbox: bool = False
+    # After a garbage collection of the whole heap that stalled the worker (0.5 s or more), stop
+    # walking what survived it (cached runs and watches stay alive), and give it back every 5
+    # minutes so runs let go of from the cache are freed (worker/gc_pauses.py). Off: every full
+    # collection walks everything, about every 40 s at 5,000 runs a worker.
+    gc_freeze: bool = True
 
     @property
     def effective_mode(self) -> Mode:

@@ -207,7 +207,8 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    with GcPauses(runtime_meter(client)):  # a long full collection stalls every run: measure it
+    pauses = GcPauses(runtime_meter(client), freeze=config.gc_freeze)  # a long full collection stalls every run
+    with pauses:
         async with worker:
             if isinstance(scheduler, Discoverable) and config.discovery.enabled:
                 await ensure_discovery(client, scheduler, config, queue)
@@ -216,9 +217,11 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
             # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
             # this one hands them on at once (worker/orphans.py).
             releasing = asyncio.create_task(release_while_serving(client, queue, stop))
+            thawing = asyncio.create_task(pauses.thawing(stop))
             await stop.wait()
             log.info("worker stopping")
             await releasing
+            await thawing
             if counting is not None:
                 await counting
 

@@ -3,9 +3,11 @@ in Temporal's ActivityEnvironment (no server needed)."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import gc
 import socket
+import weakref
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -120,13 +122,68 @@ def test_the_workers_garbage_collections_are_timed_and_a_long_one_is_logged(
 ) -> None:
     meter, port = prometheus
     before = value(scrape(port), "recovery_worker_gc_pause_seconds_count", generation="2")
-    with capture_logs() as logs, GcPauses(meter, long=0.0):  # every collection counts as long
+    with capture_logs() as logs, GcPauses(meter, long=0.0, freeze=False):  # every collection counts as long
         gc.collect()
     gc.collect()  # after it is removed: not timed
     got = scrape(port)
     assert value(got, "recovery_worker_gc_pause_seconds_count", generation="2") == before + 1
     assert value(got, "recovery_worker_gc_pause_seconds_bucket", generation="2", le="5") == before + 1
     assert [(e["event"], e["generation"]) for e in logs] == [("long garbage collection", 2)]
+
+
+class _Held:
+    """An object the collector tracks and a weak reference can watch."""
+
+
+def test_what_a_long_full_collection_kept_is_frozen_out_of_the_next(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, _ = prometheus
+    survivors = [_Held() for _ in range(1000)]
+    gc.unfreeze()
+    try:
+        with capture_logs() as logs, GcPauses(meter, long=0.0):  # every collection counts as long
+            gc.collect()
+            frozen = gc.get_freeze_count()
+            assert frozen >= len(survivors)
+            walked = {id(o) for o in gc.get_objects(2)}
+            assert not any(id(o) in walked for o in survivors)  # the next full collection skips them
+            gc.collect(1)  # a young one freezes nothing more
+            assert gc.get_freeze_count() == frozen
+        assert logs[0]["frozen"] == frozen and logs[1]["frozen"] is None
+        # A frozen object still goes with its last reference.
+        watched = weakref.ref(survivors[0])
+        del survivors[0]
+        assert watched() is None
+    finally:
+        gc.unfreeze()
+
+
+async def test_what_was_frozen_is_given_back_to_the_collector(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, _ = prometheus
+    stop = asyncio.Event()
+    pauses = GcPauses(meter, long=0.0)
+    try:
+        with capture_logs(), pauses:
+            gc.collect()
+        assert gc.get_freeze_count() > 0
+        thawing = asyncio.create_task(pauses.thawing(stop, every=0.01))
+        for _ in range(100):
+            if gc.get_freeze_count() == 0:
+                break
+            await asyncio.sleep(0.01)
+        assert gc.get_freeze_count() == 0
+        stop.set()
+        await asyncio.wait_for(thawing, 5)
+    finally:
+        gc.unfreeze()
+
+
+def test_without_freeze_a_long_collection_is_only_logged(prometheus: tuple[MetricMeter, int]) -> None:
+    meter, _ = prometheus
+    gc.unfreeze()
+    with capture_logs() as logs, GcPauses(meter, long=0.0, freeze=False):
+        gc.collect()
+    assert gc.get_freeze_count() == 0
+    assert logs[0]["frozen"] is None
 
 
 def test_a_short_collection_is_timed_but_not_logged(prometheus: tuple[MetricMeter, int]) -> None:
