@@ -14,10 +14,14 @@ burst of failures took 3.7 s. Most of what such a collection walks is alive and 
 the reference cycles of workflows let go of from the cache. So after a long full collection the
 survivors are frozen (`gc.freeze()`): the collections after it walk only what is newer. A
 workflow that was frozen and is then let go of stays in memory, though: its cycles are in the
-frozen set. Every `THAW` the frozen set is given back (`gc.unfreeze()`); the next full
-collection walks everything once, frees those, and freezes again. So a worker stands still for
-a whole-heap walk about once per `THAW`, not every 40 s, and holds at most a `THAW`'s worth of
-let-go workflows. `gc_freeze: false` (worker config) turns it off.
+frozen set. So every `THAW`, at the first quiet moment after it (no recovery under way on this
+worker, `Quiet`), the frozen set is given back (`gc.unfreeze()`) and the whole heap is collected
+there and then, freeing those workflows; what survives is frozen again. A worker then walks its
+whole heap about once per `THAW`, when it is idle, not every 40 s in the middle of a burst, and
+holds at most a `THAW`'s worth of let-go workflows (a worker that is never quiet thaws after
+twice `THAW`). Left to the collector, that walk came when the next allocations triggered it:
+4.5 s inside a burst of failures.
+`gc_freeze: false` (worker config) turns it off.
 """
 
 from __future__ import annotations
@@ -25,11 +29,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import math
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import structlog
+from temporalio import activity
 from temporalio.common import MetricMeter
+from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from recovery.activities.metrics import DESCRIPTIONS, GC_PAUSE
 
@@ -37,6 +46,53 @@ log = structlog.get_logger("recovery.worker")
 
 LONG = 0.5  # seconds: a pause the workflow tasks and the observer feel
 THAW = 300.0  # seconds between giving the frozen objects back to the collector
+QUIET = 10.0  # seconds since the last recovery activity ended: none is under way
+# Activities that only wait (for news of an attempt, for other runs): always running, they say
+# nothing of a recovery under way.
+WAITS = frozenset({"watch_attempt", "await_runs"})
+
+
+class Quiet(Interceptor):
+    """Whether no recovery is under way on this worker: no activity but the waits running, and
+    none ended within `after` seconds (a recovery's steps follow each other within a second or
+    two). Called as `quiet()`."""
+
+    def __init__(self, after: float = QUIET) -> None:
+        self._after = after
+        self._lock = threading.Lock()  # activities that are not async run in threads
+        self._running = 0
+        self._ended = -math.inf
+
+    def __call__(self) -> bool:
+        with self._lock:
+            return self._running == 0 and time.monotonic() - self._ended >= self._after
+
+    def intercept_activity(self, next: ActivityInboundInterceptor) -> ActivityInboundInterceptor:
+        return _Counted(next, self)
+
+    def _begin(self) -> None:
+        with self._lock:
+            self._running += 1
+
+    def _end(self) -> None:
+        with self._lock:
+            self._running -= 1
+            self._ended = time.monotonic()
+
+
+class _Counted(ActivityInboundInterceptor):
+    def __init__(self, next: ActivityInboundInterceptor, quiet: Quiet) -> None:
+        super().__init__(next)
+        self._quiet = quiet
+
+    async def execute_activity(self, input: ExecuteActivityInput) -> Any:
+        if activity.info().activity_type in WAITS:
+            return await self.next.execute_activity(input)
+        self._quiet._begin()
+        try:
+            return await self.next.execute_activity(input)
+        finally:
+            self._quiet._end()
 
 
 class GcPauses:
@@ -55,13 +111,20 @@ class GcPauses:
     def __exit__(self, *_: object) -> None:
         gc.callbacks.remove(self._callback)
 
-    async def thawing(self, stop: asyncio.Event, every: float = THAW) -> None:
-        """Until `stop`: every `every` seconds, give what was frozen back to the collector."""
-        while not stop.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), every)
+    async def thawing(
+        self, stop: asyncio.Event, quiet: Callable[[], bool], every: float = THAW, poll: float = 1.0
+    ) -> None:
+        """Until `stop`: every `every` seconds, at the first `quiet()` moment (or after another
+        `every`), give back what was frozen and collect the whole heap now."""
+        while not await _stopped(stop, every):
+            waited = 0.0
+            while not quiet() and waited < every:
+                if await _stopped(stop, poll):
+                    return
+                waited += poll
             if gc.get_freeze_count():
                 gc.unfreeze()
+                gc.collect()  # long: the callback freezes what survived
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         # Runs in whichever thread allocated the object that triggered the collection; CPython
@@ -85,3 +148,10 @@ class GcPauses:
             uncollectable=info["uncollectable"],
             frozen=gc.get_freeze_count() if frozen else None,
         )
+
+
+async def _stopped(stop: asyncio.Event, seconds: float) -> bool:
+    """Wait `seconds` or until `stop`; whether it stopped."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(stop.wait(), seconds)
+    return stop.is_set()

@@ -34,7 +34,7 @@ from recovery.client import runs
 from recovery.client.config import WorkerConfig
 from recovery.client.submit import TUNING
 from recovery.worker.activity_context import ActivityContext
-from recovery.worker.gc_pauses import GcPauses
+from recovery.worker.gc_pauses import GcPauses, Quiet
 from recovery.worker.orphans import release_while_serving
 from recovery.worker.run_states import publish_run_states, runtime_meter
 from recovery.worker.scheduler_guard import SchedulerGuard
@@ -202,7 +202,8 @@ async def ensure_discovery(client: Client, scheduler: Discoverable, config: Work
 async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     queue = settings.task_queue()
-    worker = build_worker(client, scheduler, config, queue)
+    quiet = Quiet()
+    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -217,7 +218,7 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
             # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
             # this one hands them on at once (worker/orphans.py).
             releasing = asyncio.create_task(release_while_serving(client, queue, stop))
-            thawing = asyncio.create_task(pauses.thawing(stop))
+            thawing = asyncio.create_task(pauses.thawing(stop, quiet))
             await stop.wait()
             log.info("worker stopping")
             await releasing

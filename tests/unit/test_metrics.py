@@ -165,7 +165,7 @@ async def test_what_was_frozen_is_given_back_to_the_collector(prometheus: tuple[
         with capture_logs(), pauses:
             gc.collect()
         assert gc.get_freeze_count() > 0
-        thawing = asyncio.create_task(pauses.thawing(stop, every=0.01))
+        thawing = asyncio.create_task(pauses.thawing(stop, quiet=lambda: True, every=0.01))
         for _ in range(100):
             if gc.get_freeze_count() == 0:
                 break
@@ -175,6 +175,33 @@ async def test_what_was_frozen_is_given_back_to_the_collector(prometheus: tuple[
         await asyncio.wait_for(thawing, 5)
     finally:
         gc.unfreeze()
+
+
+async def test_frozen_garbage_is_freed_at_a_quiet_moment_or_after_another_period(
+    prometheus: tuple[MetricMeter, int],
+) -> None:
+    meter, _ = prometheus
+    # every=0.2: quiet, it thaws at 0.2 s; never quiet, it waits another 0.2 s.
+    for quiet, kept_until, freed_by in ((True, 0.1, 0.35), (False, 0.3, 0.55)):
+        stop = asyncio.Event()
+        pauses = GcPauses(meter, long=0.0)
+        cycle = _Held()
+        cycle.me = cycle  # type: ignore[attr-defined]  # only the collector can free it
+        watched = weakref.ref(cycle)
+        try:
+            with capture_logs(), pauses:
+                gc.collect()  # "long": the cycle is frozen with everything else
+                del cycle
+                thawing = asyncio.create_task(pauses.thawing(stop, quiet=lambda q=quiet: q, every=0.2, poll=0.01))
+                await asyncio.sleep(kept_until)
+                gc.collect(1)
+                assert watched() is not None, "frozen: no collection frees it before its time"
+                await asyncio.sleep(freed_by - kept_until)
+                assert watched() is None, f"quiet={quiet}: given back and collected"
+                stop.set()
+                await asyncio.wait_for(thawing, 5)
+        finally:
+            gc.unfreeze()
 
 
 def test_without_freeze_a_long_collection_is_only_logged(prometheus: tuple[MetricMeter, int]) -> None:

@@ -27,6 +27,7 @@ from temporalio.worker import (
 )
 
 from recovery.client.config import WorkerConfig
+from recovery.worker.gc_pauses import Quiet
 from recovery.worker.run_worker import build_worker
 from recovery.workflows.models import JobObservation, JobState, RunInput, RunSpec, RunStatus, TaskResult
 from tests.fakes import ScriptedScheduler
@@ -219,3 +220,30 @@ async def test_runs_the_worker_let_go_of_are_replayed_and_recovered_once(
         await until(lambda: all(counts.heartbeats[s.run_id] >= 1 for s in specs))
         await three_fail_and_only_they_recover(handles, scheduler, counts)
     assert any("cache full" in r.getMessage() for r in caplog.records), "the runs were let go of and replayed"
+
+
+async def test_a_worker_is_quiet_while_its_runs_are_only_watched(skipping_env: WorkflowEnvironment) -> None:
+    """The moment the worker walks its whole heap (worker/gc_pauses.py): not during a recovery."""
+    scheduler = CountingScheduler(["run"], nodes=8)
+    scheduler.later = ["run"]
+    specs = [make_spec(nodes=1, watch_heartbeat_timeout_seconds=600) for _ in range(2)]
+    counts, quiet = Counts(), Quiet(after=0.5)
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    async with build_worker(
+        skipping_env.client, scheduler, WorkerConfig(), task_queue=queue, interceptors=[counts, quiet]
+    ):
+        handles = [
+            await skipping_env.client.start_workflow(
+                "TrainingRun", RunInput(spec=spec), id=spec.run_id, task_queue=queue, result_type=RunStatus
+            )
+            for spec in specs
+        ]
+        await until(lambda: all(counts.heartbeats[s.run_id] >= 1 for s in specs))
+        await until(quiet)  # submitted: only the watches run
+        attempt = (await status_of(handles[0])).attempts[0]
+        scheduler.fail(attempt.job_id, attempt.nodes[0])
+        await until(lambda: not quiet())  # its recovery's activities
+        await until_recovered(handles[0])
+        await until(quiet)
+        for handle in handles:
+            await handle.cancel()
