@@ -32,6 +32,25 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+Two workers from the start, the worker's garbage collection timed and frozen (issue 14i,
+9dbae79 before, bf8cdec after; 70aa6d6 froze but left the thaw's walk to the collector),
+2026-12-03, no other load (load 2-4 from the benchmark itself), `--runs 10000 --burst 100
+--window 60 --burst-timeout 300 --min-running 0.99 --cached-runs 2500 --two-from-start`:
+
+                                            9dbae79              70aa6d6              bf8cdec
+    start 10,000 runs                       1,522 s              638 s                610 s
+    steady worker1 / worker2 / dev server   10% / 11% / 7%       9% / 10% / 1%        9% / 9% / 1%
+    workers' RSS                            849 / 856 MiB        1,030 / 1,019 MiB    1,090 / 1,122 MiB
+    failure -> advice p50 / p95             9.9 s / 11.0 s       5.0 s / 8.5 s        6.7 s / 8.1 s
+    failure -> successor running p50 / p95  12.9 s / 14.1 s      8.7 s / 10.2 s       9.5 s / 10.8 s
+    GC pauses >= 0.5 s in the burst         2.0 s, 3.7 s         0.7 s                0.7 s
+    the burst's tasks by worker2            55 %                 48 %                 52 %
+
+(The GC row is read from the workers' logs by time; the table these runs printed counted
+across both workers' logs wrongly, fixed since.) Without freezing every worker stood still 1-3 s
+in a full collection about every 40 s; with it, the whole-heap walk comes every 5 minutes
+(4-6 s at 5,000 runs a worker).
+
 With the local scheduler's nodes read as a list-and-watch, the usable nodes sent as a count,
 the observer judging only what changed and reading a log with one stat when it has not grown
 (issue 14h, 8061591..15dd5a0), 2026-12-03, helpers' probes on the host (load 2.0-4.4),
@@ -462,15 +481,16 @@ def lost_watches(logs: list[Path]) -> int:
     return lost
 
 
-def long_collections(logs: list[Path]) -> list[float]:
-    """The seconds of each long garbage collection the workers logged (worker/gc_pauses.py)."""
-    pauses: list[float] = []
+def long_collections(logs: list[Path]) -> list[list[float]]:
+    """The seconds of each long garbage collection each worker logged (worker/gc_pauses.py), per log."""
+    pauses: list[list[float]] = []
     for path in logs:
+        pauses.append([])
         with contextlib.suppress(OSError), path.open(errors="replace") as handle:
             for line in handle:
                 if "long garbage collection" in line:
                     with contextlib.suppress(ValueError, KeyError, TypeError):
-                        pauses.append(float(json.loads(line)["seconds"]))
+                        pauses[-1].append(float(json.loads(line)["seconds"]))
     return pauses
 
 
@@ -484,7 +504,7 @@ async def burst(
     sampler = Sampler(pids)
     sampler.start()
     lost_before = lost_watches(logs)
-    collections_before = len(long_collections(logs))
+    collections_before = [len(pauses) for pauses in long_collections(logs)]
     start = time.monotonic()
     await asyncio.gather(*(asyncio.to_thread(local_cluster.node_down, j.nodes[0], "benchmark") for j in victims))
     scheduler = LocalScheduler()
@@ -512,7 +532,11 @@ async def burst(
             successor.append((marks["successor_running"] - failed).total_seconds())
     phase = Phase(0, {}, usage, advice, successor, elapsed, len(victims) - len(advice))
     phase.lost_watches = lost_watches(logs) - lost_before
-    phase.long_collections = long_collections(logs)[collections_before:]
+    phase.long_collections = [
+        seconds
+        for pauses, before in zip(long_collections(logs), collections_before, strict=True)
+        for seconds in pauses[before:]
+    ]
     workers = {str(pid): name for name, pid in pids.items() if name.startswith("worker")}
     for status in statuses:
         if status is not None:
