@@ -49,7 +49,10 @@ Two workers from the start, the worker's garbage collection timed and frozen (is
 (The GC row is read from the workers' logs by time; the table these runs printed counted
 across both workers' logs wrongly, fixed since.) Without freezing every worker stood still 1-3 s
 in a full collection about every 40 s; with it, the whole-heap walk comes every 5 minutes
-(4-6 s at 5,000 runs a worker).
+(4-6 s at 5,000 runs a worker). One worker at 4f449d1, same command without --two-from-start:
+started in 452 s (1,415 s at 15dd5a0), steady 20% / 11% of a core, RSS 1.79 GiB (1.11 GiB),
+advice p50 7.1 s, p95 8.7 s (13.9 s, 17.2 s), successor running 11.3 s, 12.0 s (19.0 s, 22.0 s);
+a second worker added later still took none of the second burst.
 
 With the local scheduler's nodes read as a list-and-watch, the usable nodes sent as a count,
 the observer judging only what changed and reading a log with one stat when it has not grown
