@@ -27,7 +27,6 @@ it, a burst of failures included; at 10,000 runs it took 3.8-6.4 s.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import math
 import threading
@@ -41,6 +40,7 @@ from temporalio.common import MetricMeter
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
 from recovery.activities.metrics import DESCRIPTIONS, GC_PAUSE
+from recovery.worker.stopping import stopped_within
 
 log = structlog.get_logger("recovery.worker")
 
@@ -116,10 +116,10 @@ class GcPauses:
     ) -> None:
         """Until `stop`: every `every` seconds, at the first `quiet()` moment (or after another
         `every`), give back what was frozen and collect the whole heap now."""
-        while not await _stopped(stop, every):
+        while not await stopped_within(stop, every):
             waited = 0.0
             while not quiet() and waited < every:
-                if await _stopped(stop, poll):
+                if await stopped_within(stop, poll):
                     return
                 waited += poll
             if gc.get_freeze_count():
@@ -148,10 +148,3 @@ class GcPauses:
             uncollectable=info["uncollectable"],
             frozen=gc.get_freeze_count() if frozen else None,
         )
-
-
-async def _stopped(stop: asyncio.Event, seconds: float) -> bool:
-    """Wait `seconds` or until `stop`; whether it stopped."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(stop.wait(), seconds)
-    return stop.is_set()

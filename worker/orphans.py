@@ -19,7 +19,6 @@ never an action twice; every other activity waits for its own timeout.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import socket
 
@@ -31,6 +30,7 @@ from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError
 
+from recovery.worker.stopping import stopped_within
 from recovery.workflows.models import TRAINING_RUN
 
 log = structlog.get_logger("recovery.worker")
@@ -133,5 +133,4 @@ async def release_while_serving(
             log.warning(
                 "gone workers' watches not looked at", error=str(e).splitlines()[0] if str(e) else type(e).__name__
             )
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval)
+        await stopped_within(stop, interval)

@@ -7,7 +7,6 @@ namespace, so with several workers take `max` across them, not `sum`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 
 import structlog
 from temporalio.client import Client
@@ -16,6 +15,7 @@ from temporalio.runtime import Runtime
 from temporalio.service import RPCError
 
 from recovery.activities import metrics
+from recovery.worker.stopping import stopped_within
 from recovery.workflows import search_attributes as sa
 from recovery.workflows.models import TRAINING_RUN, RunState
 
@@ -42,5 +42,4 @@ async def publish_run_states(client: Client, interval: float, stop: asyncio.Even
             metrics.set_runs(meter, await count_runs(client))
         except RPCError as e:
             log.warning("runs by state not counted", error=str(e).splitlines()[0] if str(e) else type(e).__name__)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), interval)
+        await stopped_within(stop, interval)

@@ -202,8 +202,9 @@ async def ensure_discovery(client: Client, scheduler: Discoverable, config: Work
 async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     queue = settings.task_queue()
-    quiet = Quiet()
-    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet])
+    # Where freezing is on, the whole heap is walked at a quiet moment; off, nothing is counted.
+    quiet = Quiet() if config.gc_freeze else None
+    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet] if quiet else [])
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -218,11 +219,12 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
             # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
             # this one hands them on at once (worker/orphans.py).
             releasing = asyncio.create_task(release_while_serving(client, queue, stop))
-            thawing = asyncio.create_task(pauses.thawing(stop, quiet))
+            thawing = asyncio.create_task(pauses.thawing(stop, quiet)) if quiet else None
             await stop.wait()
             log.info("worker stopping")
             await releasing
-            await thawing
+            if thawing is not None:
+                await thawing
             if counting is not None:
                 await counting
 
