@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import socket
+from typing import Protocol
 
 from recovery.activities.signatures.prefixes import is_ip
 from recovery.workflows.models import NodeInfo
@@ -29,21 +30,21 @@ def canonical_address(text: str) -> str:
     return str(address)
 
 
-def needs_resolving(peers: list[str], nodes: list[NodeInfo]) -> bool:
+class Addressed(Protocol):
+    """Nodes that can say whether one of them has an address (`node_index.NodeIndex`)."""
+
+    def knows_address(self, address: str) -> bool: ...
+
+
+def needs_resolving(peers: list[str], nodes: Addressed) -> bool:
     """Some peer is an IP that no node's known addresses already name."""
-    known = {canonical_address(a) for n in nodes for a in n.addresses}
-    return any(is_ip(p) and p not in known for p in map(canonical_address, peers))
+    return any(is_ip(p) and not nodes.knows_address(p) for p in map(canonical_address, peers))
 
 
-async def with_resolved(
-    nodes: list[NodeInfo], allocation: list[str], timeout: float = RESOLVE_TIMEOUT
-) -> list[NodeInfo]:
-    """`nodes`, the allocation's with the IPs their names (and non-IP addresses) resolve to."""
-    own = set(allocation)
-    wanted = [n for n in nodes if n.name in own]
-    found = await asyncio.gather(*(resolve(n, timeout) for n in wanted))
-    extra = {n.name: ips for n, ips in zip(wanted, found, strict=True)}
-    return [_with(n, extra.get(n.name, [])) for n in nodes]
+async def resolved(nodes: list[NodeInfo], timeout: float = RESOLVE_TIMEOUT) -> list[NodeInfo]:
+    """These nodes with the IPs their names (and non-IP addresses) resolve to."""
+    found = await asyncio.gather(*(resolve(n, timeout) for n in nodes))
+    return [_with(n, ips) for n, ips in zip(nodes, found, strict=True)]
 
 
 async def resolve(node: NodeInfo, timeout: float) -> list[str]:

@@ -22,12 +22,17 @@ log = structlog.get_logger("recovery.attribution")
 
 class Provider(Protocol):
     name: str
+    # Whether it reads every node's state (`AttributionInput.nodes`); else it gets the failed
+    # run's own nodes only, which is all the built-in rules read (at 10,000 nodes, a pass over
+    # every node for each diagnosis of a burst; see `node_index`).
+    every_node: bool
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis: ...
 
 
 class OffProvider:
     name = "off"
+    every_node = False
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis:
         return Diagnosis(
@@ -42,6 +47,7 @@ class OffProvider:
 
 class RulesProvider:
     name = "rules"
+    every_node = False
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis:
         index, symptom = facts.attempt.index, facts.symptom
@@ -69,6 +75,7 @@ class _Answer(BaseModel):
 
 class HttpProvider:
     name = "http"
+    every_node = True  # the service is told the whole cluster, as documented
 
     def __init__(self, url: str, timeout: float = 5.0, fallback: Provider | None = None) -> None:
         self.url = url

@@ -12,13 +12,14 @@ from typing import Protocol, runtime_checkable
 from temporalio import activity
 
 from recovery.activities import metrics
-from recovery.activities.addresses import needs_resolving, with_resolved
+from recovery.activities.addresses import needs_resolving, resolved
 from recovery.activities.attribution import Provider, RulesProvider
 from recovery.activities.errors import scheduler_errors
 from recovery.activities.gpu.evidence import health_evidence, implicates
 from recovery.activities.gpu.readings import GpuHealth
 from recovery.activities.gpu.remote import probe_node
-from recovery.activities.rules import as_cluster_nodes, unusable
+from recovery.activities.node_index import NodeIndex, unusable
+from recovery.activities.rules import as_cluster_nodes
 from recovery.activities.schedulers.base import Scheduler
 from recovery.workflows.models import (
     AttributionInput,
@@ -28,7 +29,6 @@ from recovery.workflows.models import (
     HangStacks,
     ImplicatedNode,
     JobObservation,
-    NodeInfo,
 )
 
 
@@ -54,13 +54,16 @@ class DiagnoseActivities:
         scheduler: Scheduler,
         provider: Provider | None = None,
         health: HealthProbing | None = None,
-        nodes: Callable[[], Awaitable[list[NodeInfo]]] | None = None,
+        nodes: Callable[[], Awaitable[NodeIndex]] | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.provider = provider or RulesProvider()
         self.health = health or HealthProbing()
-        # Every node's state (a shared read in the worker: `CoalescingObserver.nodes`).
-        self.nodes = nodes or scheduler.nodes
+        # Every node's state (a shared read in the worker: `CoalescingObserver.node_index`).
+        self.nodes = nodes or self._read_nodes
+
+    async def _read_nodes(self) -> NodeIndex:
+        return NodeIndex.of(await self.scheduler.nodes())
 
     @activity.defn
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
@@ -69,14 +72,14 @@ class DiagnoseActivities:
             failed = await self._failed_run(inp)
         peers = inp.log_diagnosis.peers if inp.log_diagnosis is not None else []
         if needs_resolving(peers, nodes):
-            nodes = await with_resolved(nodes, failed.nodes)
+            nodes = nodes.replaced(await resolved(nodes.allocation(failed.nodes)))
         facts = AttributionInput(
             run_id=inp.run_id,
             attempt=inp.attempt,
             observation=failed,
             symptom=inp.symptom,
             log_diagnosis=inp.log_diagnosis,
-            nodes=nodes,
+            nodes=nodes.nodes if self.provider.every_node else nodes.allocation(failed.nodes),
             suspect_nodes=inp.suspect_nodes,
         )
         diagnosis = as_cluster_nodes(await self.provider.attribute(facts), failed.nodes, nodes)
@@ -116,16 +119,14 @@ class DiagnoseActivities:
         return next((r for r in past if r.restart_count == inp.attempt.restart_count), obs)
 
 
-def usable_nodes(inp: DiagnoseInput, diagnosis: Diagnosis, nodes: list[NodeInfo]) -> DiagnoseResult:
+def usable_nodes(inp: DiagnoseInput, diagnosis: Diagnosis, nodes: NodeIndex) -> DiagnoseResult:
     """The usable nodes `decide` needs: how many, and which of those it may exclude (the run's
     exclusions, the implicated, the suspects). An input without the run's exclusions (scheduled
     before they were sent) gets every usable node's name, as then."""
     if inp.excluded_nodes is None:
-        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=[n.name for n in nodes if not unusable(n)])
-    candidates = {*inp.excluded_nodes, *diagnosis.implicated_nodes, *inp.suspect_nodes}
-    usable = [n for n in nodes if not unusable(n)]
-    named = [n.name for n in usable if n.name in candidates]
-    return DiagnoseResult(diagnosis=diagnosis, usable_nodes=named, usable_count=len(usable))
+        return DiagnoseResult(diagnosis=diagnosis, usable_nodes=[n.name for n in nodes.nodes if not unusable(n)])
+    named = nodes.usable([*inp.excluded_nodes, *diagnosis.implicated_nodes, *inp.suspect_nodes])
+    return DiagnoseResult(diagnosis=diagnosis, usable_nodes=named, usable_count=nodes.usable_count)
 
 
 def with_gpu_health(diagnosis: Diagnosis, readings: list[GpuHealth]) -> Diagnosis:

@@ -16,11 +16,10 @@
 from __future__ import annotations
 
 from recovery.activities.addresses import canonical_address
+from recovery.activities.node_index import NodeIndex, unusable
 from recovery.activities.observer.news import describe_exit, failed_tasks
 from recovery.activities.signatures.prefixes import is_ip, node_name
 from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
-
-_UNUSABLE = ("down", "drain", "fail", "not_responding")
 
 
 def still_running(kind: str, what: str, attempt_index: int) -> Diagnosis:
@@ -46,21 +45,16 @@ def combine(log: Diagnosis, facts: Diagnosis) -> Diagnosis:
     return lead.model_copy(update=update)
 
 
-def unusable(node: NodeInfo) -> bool:
-    """Down, drained, failing or not responding (Slurm marks the last with a `*`)."""
-    state = node.state.lower()
-    return state.endswith("*") or any(word in state for word in _UNUSABLE)
-
-
 def with_node_facts(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeInfo]) -> Diagnosis:
     """Nodes of the allocation that the scheduler reports unhealthy are implicated, with its reason."""
     known = set(diagnosis.implicated_nodes)
+    own = set(obs.nodes)
     extra = [
         ImplicatedNode(
             node=n.name, reason=f"the scheduler reports it {n.state}" + (f": {n.reason}" if n.reason else "")
         )
         for n in nodes
-        if n.name in obs.nodes and n.name not in known and unusable(n)
+        if n.name in own and n.name not in known and unusable(n)
     ]
     if not extra:
         return diagnosis
@@ -86,20 +80,20 @@ def with_peer_nodes(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeI
     return diagnosis.model_copy(update={"implicated": [*diagnosis.implicated, *extra]})
 
 
-def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: list[NodeInfo]) -> Diagnosis:
+def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: NodeIndex) -> Diagnosis:
     """Implicated names as the scheduler's node names. A log names a host as the machine calls
     itself (`gpu7.cluster`, a hostname unlike its NodeName), looked up in the failed run's
     allocation first, then in the cluster. A name that is no node (a file server, a login node)
     is dropped: excluding a name the scheduler does not know would make the restart itself fail."""
-    known = {n.name: n for n in nodes}
-    own = [known.get(name) or NodeInfo(name=name, state="") for name in allocation]
-    if not diagnosis.implicated or (not own and not nodes):
+    if not diagnosis.implicated or (not allocation and not len(nodes)):
         return diagnosis
-    names = known.keys() | set(allocation)
+    own = [nodes.get(name) or NodeInfo(name=name, state="") for name in allocation]
+    mine = set(allocation)
     kept: dict[str, ImplicatedNode] = {}
     strangers: list[str] = []
     for item in diagnosis.implicated:
-        name = item.node if item.node in names else peer_node(item.node, own) or peer_node(item.node, nodes)
+        known = item.node in mine or nodes.get(item.node) is not None
+        name = item.node if known else peer_node(item.node, own) or nodes.peer_node(item.node)
         if name is None:
             strangers.append(item.node)
         elif name not in kept:

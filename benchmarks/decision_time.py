@@ -15,11 +15,14 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from recovery.activities.attribution import RulesProvider
+from recovery.activities.diagnose import usable_nodes
+from recovery.activities.node_index import NodeIndex
 from recovery.activities.rules import as_cluster_nodes
 from recovery.workflows.decide import DecisionInput, decide, no_progress_streak
 from recovery.workflows.models import (
     Attempt,
     AttributionInput,
+    DiagnoseInput,
     Diagnosis,
     Evidence,
     ImplicatedNode,
@@ -67,7 +70,8 @@ def facts(attempt: Attempt, nodes: list[NodeInfo]) -> AttributionInput:
         observation=JobObservation(job_id="7", state=JobState.FAILED, nodes=allocation, tasks=tasks, exit_code=1),
         symptom=Symptom(attempt_index=attempt.index, kind="crash", detected_at=ended, evidence=log.evidence),
         log_diagnosis=log,
-        nodes=nodes,
+        # What the diagnose activity gives the built-in rules: the failed run's own nodes.
+        nodes=NodeIndex.of(nodes).allocation(allocation),
     )
 
 
@@ -118,10 +122,22 @@ def main() -> None:
     print(f"run with {args.attempts} attempts of history, {args.nodes} nodes; {args.repeat} repeats")
     print(f"{'step':34} {'median':>11} {'p95':>11}")
 
-    def attribute_once() -> None:  # what the diagnose activity does around the provider
-        as_cluster_nodes(loop.run_until_complete(provider.attribute(inp)), inp.observation.nodes, nodes)
+    index = NodeIndex.of(nodes)  # one per read of the nodes, shared by the diagnoses of a burst
+    request = DiagnoseInput(
+        run_id="bench",
+        attempt=failed,
+        observation=inp.observation,
+        symptom=inp.symptom,
+        log_diagnosis=inp.log_diagnosis,
+        excluded_nodes=[f"gpu{i:05d}" for i in range(3)],
+    )
 
-    report("attribution (rules, node names)", timed(attribute_once, args.repeat), 50)
+    def attribute_once() -> None:  # what the diagnose activity does around the provider
+        found = as_cluster_nodes(loop.run_until_complete(provider.attribute(inp)), inp.observation.nodes, index)
+        usable_nodes(request, found, index)
+
+    report("attribution (rules, names, usable)", timed(attribute_once, args.repeat), 50)
+    report("index of every node (once a read)", timed(lambda: NodeIndex.of(nodes), args.repeat), 50)
     report("decide (incl. no-progress streak)", timed(decide_once, args.repeat), 10)
 
 

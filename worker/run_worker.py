@@ -114,7 +114,7 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         watch.watch_attempt,
         watch.await_requeue,
         watch.attempt_end,
-        DiagnoseActivities(scheduler, provider_for(config), probing_for(config), watch.coalescer.nodes).diagnose,
+        DiagnoseActivities(scheduler, provider_for(config), probing_for(config), watch.coalescer.node_index).diagnose,
         StackActivities(scheduler, stacks_for(config)).collect_hang_stacks,
         NotifyActivities().notify,
         *stage_job_activities(scheduler),

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from recovery.activities.node_index import NodeIndex, unusable
 from recovery.activities.rules import (
     as_cluster_nodes,
     from_scheduler_facts,
     peer_node,
-    unusable,
     with_node_facts,
     with_peer_nodes,
 )
@@ -194,10 +194,10 @@ def test_the_usable_nodes_are_counted_and_only_those_decide_may_exclude_named() 
 
     nodes = [NodeInfo(name=f"node{i}", state="down" if i == 3 else "idle") for i in range(1, 10_001)]
     inp = crashed_on_two_nodes(suspect_nodes=["node3", "node9"], excluded_nodes=["node5"])
-    found = usable_nodes(inp, implicating("node2"), nodes)
+    found = usable_nodes(inp, implicating("node2"), NodeIndex.of(nodes))
     assert (found.usable_count, found.usable_nodes) == (9_999, ["node2", "node5", "node9"])
     # Scheduled by a workflow from before the run's exclusions were sent: every name, as then.
-    old = usable_nodes(inp.model_copy(update={"excluded_nodes": None}), implicating("node2"), nodes)
+    old = usable_nodes(inp.model_copy(update={"excluded_nodes": None}), implicating("node2"), NodeIndex.of(nodes))
     assert old.usable_count is None and old.usable_nodes is not None and len(old.usable_nodes) == 9_999
 
 
@@ -218,21 +218,21 @@ DGX = [
 
 
 def test_logged_host_names_become_node_names() -> None:
-    d = as_cluster_nodes(implicating("dgx-07", "gpu9.cluster.example", "n8"), ["n7", "n8"], DGX)
+    d = as_cluster_nodes(implicating("dgx-07", "gpu9.cluster.example", "n8"), ["n7", "n8"], NodeIndex.of(DGX))
     assert d.implicated_nodes == ["n7", "gpu9", "n8"]
     assert d.implicated[0].reason == "named by the log (logged as dgx-07)"
 
 
 def test_a_host_that_is_no_node_is_not_excluded_and_the_explanation_says_so() -> None:
-    d = as_cluster_nodes(implicating("n7", "nfs-server", "dgx-07"), ["n7", "n8"], DGX)
+    d = as_cluster_nodes(implicating("n7", "nfs-server", "dgx-07"), ["n7", "n8"], NodeIndex.of(DGX))
     assert d.implicated_nodes == ["n7"]
     assert d.explanation == "xid 79; not excluded, no node of this cluster: nfs-server"
 
 
 def test_node_names_pass_unchanged() -> None:
     d = implicating("n7")
-    assert as_cluster_nodes(d, ["n7"], DGX) is d
-    assert as_cluster_nodes(d, [], []) is d  # nothing known about the cluster: nothing to check
+    assert as_cluster_nodes(d, ["n7"], NodeIndex.of(DGX)) is d
+    assert as_cluster_nodes(d, [], NodeIndex.of([])) is d  # nothing known about the cluster: nothing to check
 
 
 def test_a_cancelled_job_stays_cancelled_whatever_its_ranks_said_while_dying() -> None:

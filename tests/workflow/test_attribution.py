@@ -90,6 +90,9 @@ async def test_http_answer_is_used(skipping_env: WorkflowEnvironment, service: t
     assert status.advice[0].excluded_nodes == ["node3"]
     (request,) = svc.requests
     assert request["observation"]["state"] == "FAILED" and request["symptom"]["kind"] == "crash"  # type: ignore[index]
+    # The service is told every node, not only the failed run's (the built-in rules read those only).
+    every = {n.name for n in await ScriptedScheduler([]).nodes()}
+    assert {n["name"] for n in request["nodes"]} == every and len(every) > 1  # type: ignore[attr-defined, index]
 
 
 @pytest.mark.parametrize(("mode", "why"), [("slow", "timed out"), ("garbage", "the answer is not a diagnosis")])
