@@ -185,3 +185,23 @@ async def test_the_loop_ends_with_the_last_watch_and_the_next_watch_starts_it() 
     failed(scheduler, attempt)
     result = await news(observer, watch(attempt))
     assert result.symptom is not None and result.symptom.kind == "crash"
+
+
+async def test_a_look_at_many_attempts_gives_the_event_loop_back_between_slices() -> None:
+    """A look judging thousands of attempts held the worker's event loop for it all: every
+    activity completion and workflow task waited. It judges them in slices."""
+    from recovery.activities.observer.loop import JUDGE_SLICE
+
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempts = [await a_job(scheduler) for _ in range(2 * JUDGE_SLICE + 50)]
+    for attempt in attempts:
+        failed(scheduler, attempt)
+    observer = observer_of(scheduler)
+    waiters = [observer.attach(watch(a, run_id=f"run{i}")) for i, a in enumerate(attempts)]
+    first = await asyncio.wait_for(waiters[0], 10)
+    assert first.event == "ended"
+    assert not waiters[-1].done(), "the first run heard its news while the look went on with the others"
+    results = await asyncio.wait_for(asyncio.gather(*waiters), 10)
+    assert all(r.event == "ended" for r in results) and observer.looks == 1
+    for i, w in enumerate(waiters):
+        observer.detach(f"run{i}", w)
