@@ -85,6 +85,25 @@ FAILURES = [
         True,
         "runner-skypilot-controller-failed",
     ),
+    # dstackai/dstack issue 1300: the task's command is missing; dstack's reason for the run.
+    (
+        "https://github.com/dstackai/dstack/issues/1300",
+        "bitter-skunk-1 provisioning completed (running)\n"
+        "bash: qwerty: command not found\n"
+        "Run failed with error code CONTAINER_EXITED_WITH_ERROR. Check CLI and server logs\n"
+        "for more details.",
+        "unknown",
+        True,
+        "runner-dstack-run-failed",
+    ),
+    # dstackai/dstack issue 1397: the cloud took the spot TPU back after 16 minutes.
+    (
+        "https://github.com/dstackai/dstack/issues/1397",
+        "Run failed with error code INTERRUPTED_BY_NO_CAPACITY. Check CLI and server logs for more details.",
+        "scheduler",
+        True,
+        "runner-dstack-no-capacity",
+    ),
     # wandb/wandb issue 3521: the sweep agent reports the training function's own KeyError.
     (
         "https://github.com/wandb/wandb/issues/3521",
