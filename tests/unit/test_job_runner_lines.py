@@ -104,6 +104,26 @@ FAILURES = [
         True,
         "runner-dstack-no-capacity",
     ),
+    # determined-ai/determined issue 2275: the trial's container and the end of its log stream.
+    (
+        "https://github.com/determined-ai/determined/issues/2275",
+        "[2021-04-28T01:55:38Z] e54b4385 || INFO: container failed with non-zero exit code: container failed"
+        " with non-zero exit code: 1 (exit code 1)\n"
+        "Trial log stream ended. To reopen log stream, run: det trial logs -f 2",
+        "unknown",
+        True,
+        "runner-determined-container-failed",
+    ),
+    # determined-ai/determined issue 2290: the master restarts a trial whose container was killed.
+    (
+        "https://github.com/determined-ai/determined/issues/2290",
+        "<error>   [2021-04-28, 08:20:22] unexpected failure of trial after restart 2/5: container failed with"
+        ' non-zero exit code: container failed with non-zero exit code: 137 (exit code 137)  experiment-id="1"\n'
+        '<info>    [2021-04-28, 08:20:22] resetting trial 1  experiment-id="1"',
+        "unknown",
+        True,
+        "runner-determined-container-failed",
+    ),
     # wandb/wandb issue 3521: the sweep agent reports the training function's own KeyError.
     (
         "https://github.com/wandb/wandb/issues/3521",
@@ -246,6 +266,11 @@ HEALTHY = [
     "│ function_trainable_17836_00198   TERMINATED   0.414847  │\n"
     "│ function_trainable_17836_00199   TERMINATED   0.949224  │\n"
     "╰─────────────────────────────────────────────────────────╯",
+    # docker/cli issue 1117: compose's verbose output around a service that exited with code 0.
+    "compose.cli.verbose_proxy.proxy_callable: docker wait -> {'Error': None, 'StatusCode': 0}\n"
+    "dockertesting_web_1 exited with code 0",
+    # jobcespedes/docker-compose-moodle issue 9: `docker-compose ps`, a helper service in Exit 0.
+    "    moodle_35stable_app_1 / true Exit 0\n    moodle_35stable_cron_1 php-fpm-xdebug-entrypoint ... Up 9000 / tcp",
     # nv-tlabs/Difix3D issue 28: the run ends at its configured epochs; wandb's offline hint.
     "wandb:\nwandb: You can sync this run to the cloud by running:\n"
     "wandb: wandb sync ./outputs/difix/train/wandb/offline-run-20250710_193439-mvkyjrpz",
