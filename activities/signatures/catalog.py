@@ -60,6 +60,11 @@ class Signature(BaseModel):
     # a library that logs its final failure at warning level (TSL's BFC allocator as it gives up
     # on an allocation). Other warning lines are never fatal alone.
     warned: bool = False
+    # Whether its line is a runner's verdict on a job that has already ended, printed before the
+    # job's last output that it quotes (Ray Jobs' "Job entrypoint command failed with exit code
+    # N, last available logs ...:" and the log's tail after it): the progress after it is that
+    # replayed output, so it cannot show the run got past the line.
+    replays_tail: bool = False
     examples: tuple[str, ...] = Field(min_length=1)
     counterexamples: tuple[str, ...] = ()
 

@@ -408,6 +408,9 @@ class LogDiagnoser:
         """Drop the matches that this progress shows the run got past."""
         kept = []
         for c in self._pending:
+            if c.signature.replays_tail:
+                kept.append(c)  # what follows it is the ended job's own output, quoted
+                continue
             if step is None:
                 c.later_stepless += 1
             elif step > c.max_step:

@@ -84,6 +84,11 @@ PATTERNS = [
     # occurred: ScannerError`, the message on the next lines, then the frames: users paste it
     # as the log. The class is unqualified and named as its author chose.
     ("struct:ipython", r"^Exception has occurred: (?P<exc>(?:[A-Za-z_]\w*\.){0,8}[A-Z]\w*)\s*$"),
+    # wandb's sweep agent runs the training function, catches what it raised and reports the run
+    # ended by it, the exception's repr (wandb/agents/pyagent.py: `wandb.termerror("Run {}
+    # errored: {}".format(run_id, repr(exc)))`, printed as `wandb: ERROR Run 1zpp9ex8 errored:
+    # KeyError('sentence_id')`). The agent goes on to its next run; this one left uncaught.
+    ("struct:ipython", r"\bwandb: ERROR Run [\w-]+ errored: (?P<exc>" + _CLASS + r")\("),
     # A frame's source line that raises: when a log is cut off before the exception line, the
     # last one names the class the traceback was about to print.
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),

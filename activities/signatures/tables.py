@@ -33,7 +33,20 @@ from recovery.workflows.models import Category
 PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 # The keys of an entry that are the signature's own; every other key is a fact of the reference.
 SIGNATURE_KEYS = frozenset(
-    {"id", "description", "pattern", "symptom", "category", "retryable", "cascade", "priority", "exclude", "examples"}
+    {
+        "id",
+        "description",
+        "pattern",
+        "symptom",
+        "category",
+        "retryable",
+        "cascade",
+        "priority",
+        "exclude",
+        "warned",
+        "replays_tail",
+        "examples",
+    }
 )
 _SPECIAL = frozenset("\\.^$|?*+()[]{}")
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -102,7 +115,9 @@ def signature_entries(table: Table, where: str) -> Iterator[dict[str, Any]]:
         data["id"] = entry.get("id") or f"{table.family}-{slug(str(entry[table.key]))}"
         data["pattern"] = alternatives[0] if len(alternatives) == 1 else "|".join(f"(?:{a})" for a in alternatives)
         data["examples"] = [*examples, *entry.get("examples", ())]
-        data["counterexamples"] = list(table.counterexamples)
+        # The table's healthy lines must match no entry; an entry's own (a line of a near
+        # neighbour it must leave alone) are checked against it too.
+        data["counterexamples"] = [*table.counterexamples, *entry.get("counterexamples", ())]
         yield data
 
 

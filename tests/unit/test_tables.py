@@ -33,6 +33,7 @@ FAMILIES = {
     "status-codes",
     "exception-words",
     "errno",
+    "runner",
 }
 
 
