@@ -170,10 +170,12 @@ PATTERNS = [
     (OPEN, r"(?P<rdzv>)Attempting to join next rendezvous\s*$"),
     (CLOSE, r"(?P<rdzv>)Rendezvous version \d+ is complete\."),
     (MORE, r"\[c10d\] The (?:server|client) socket "),
-    # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
-    # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init
-    # COMPLETE`. A log that ends in that output never finished setting the communicator up.
-    (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
+    # NCCL's communicator init (src/init.cc, NCCL_DEBUG=INFO, 2.19+): `comm 0x.. rank r nranks n ...
+    # - Init START` (2.19-2.20 name no function), `ncclCommInitRank comm 0x.. ...` or `ncclCommSplit
+    # comm ...` (2.21+), `[Rank r] ncclCommInitRankConfig comm ...` (2.27+), then its topology,
+    # channel and transport lines, then `... - Init COMPLETE`. A log that ends in that output never
+    # finished setting the communicator up.
+    (OPEN, r"NCCL INFO (?:\[Rank \d+\] )?(?:nccl\w+ )?comm 0x[0-9a-f]+ rank \d+ [^\n]*- (?P<nccl_init>)Init START"),
     (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
     # srun cannot create its step yet (src/srun/launch.c: the allocation's resources are held, by
     # another step or a node still being set up): it retries until `Step created for StepId=j.s`.
