@@ -36,7 +36,8 @@ Openers and closers, as their sources print them:
   `has joined round r of the rendezvous ... as rank r in a world of size n`; etcd_rendezvous.py:
   `Attempting to join next rendezvous`, then `Rendezvous version v is complete.`). Its c10d socket
   lines in between are its output.
-- srun's step creation (Slurm src/srun/launch.c): `srun: Job j step creation temporarily disabled,
+- srun's step creation (Slurm src/srun/launch.c; allocate.c in older releases, without the job id and
+  closing with `Job step created`): `srun: Job j step creation temporarily disabled,
   retrying (Requested nodes are busy)`, `... still disabled, retrying` while the allocation's
   resources are held, `srun: Step created for StepId=j.s` once it got them.
 - XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
@@ -179,9 +180,13 @@ PATTERNS = [
     (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
     # srun cannot create its step yet (src/srun/launch.c: the allocation's resources are held, by
     # another step or a node still being set up): it retries until `Step created for StepId=j.s`.
-    (OPEN, r"srun: Job \d+ step creation (?P<srun_step>)temporarily disabled, retrying"),
-    (MORE, r"srun: Job \d+ step creation still disabled, retrying"),
+    # Older srun (src/srun/allocate.c before the job id joined the message) prints `Job step creation
+    # temporarily disabled, retrying`, `Job step creation still disabled, retrying` and `Job step
+    # created` for the same wait.
+    (OPEN, r"srun: Job (?:\d+ )?step creation (?P<srun_step>)temporarily disabled, retrying"),
+    (MORE, r"srun: Job (?:\d+ )?step creation still disabled, retrying"),
     (CLOSE, r"srun: (?P<srun_step>)Step created for "),
+    (CLOSE, r"srun: (?P<srun_step>)Job step created\s*$"),
     # XLA's rendezvous (xla/service/rendezvous.cc): a thread still waiting for the others after the
     # warning timeout says so (`This thread has been waiting for `initialize clique ...` for 10
     # seconds and may be stuck. Expected 8 threads ...`), and `Thread is unstuck!` once they came;
