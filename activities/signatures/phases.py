@@ -151,7 +151,9 @@ PATTERNS = [
     (WAIT, r"File \"(?:" + _QUOTED.format(comma=",") + r")\s*$"),
     # Connecting again and again to the rendezvous store or a peer: c10d's TCPStore client
     # (TCPStore.cpp "TCP client failed to connect/validate to host %s:%d - retrying (try=%d, ...)"),
-    # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying"). Each attempt is a
+    # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying" up to 2.23; from 2.24
+    # "%s: connect returned %s, retrying (%d/%ld) after sleep for %u msec", and from 2.27 "%s: connect
+    # to %s returned %s, retrying ...", naming the peer as `addr<port>`). Each attempt is a
     # warning; a log that ends while they go on was stuck reaching that host. (c10d's socket.cpp
     # "The client socket has failed to connect to [%s]:%d (errno: ...)" opens nothing: it also
     # warns about each address family it tries on the way to one that works.)
@@ -160,6 +162,10 @@ PATTERNS = [
         r"(?P<connect>TCP client failed to connect/validate) to host (?P<peer>[^\s:\[\]]+|\[[^\]]+\]):\d+ - retrying",
     ),
     (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
+    (
+        OPEN,
+        r"NCCL INFO \w+: (?P<connect>connect) (?:to (?P<peer>[^<\s]+)<\d+> )?returned [^,\n]+, retrying \(\d+/\d+\)",
+    ),
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
     # torchelastic's agent waits for the other agents (its rendezvous), then starts its workers.
     (OPEN, r"\[[\w-]+\] (?P<rdzv>)Rendezvous'ing worker group"),
@@ -454,9 +460,12 @@ class Phases:
 
     def stuck(self, lines: int) -> LineMatch | None:
         """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
-        of the last phase line."""
+        of the last phase line. A process still retrying to reach a host says what the phases it
+        sits in (NCCL 2.24+ retries inside its communicator's init) wait for: that phase speaks."""
         if not self.open or lines - self.last_line > TAIL_LINES:
             return None
+        if "connect" in self.open:
+            return self.open["connect"]
         return min(self.open.values(), key=lambda m: m.line)
 
 

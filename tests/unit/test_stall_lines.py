@@ -578,3 +578,32 @@ def test_a_store_client_retrying_at_the_end_is_stuck_reaching_its_host() -> None
     )
     assert (found.symptom, found.category, found.retryable) == ("hang", "network", True)
     assert found.implicated.peers == ["192.168.212.142"]
+
+
+def test_nccl_2_24_connect_retries_inside_init_are_the_network() -> None:
+    # NCCL 2.24-2.26 (src/misc/socket.cc socketConnectCheck) retries a refused or timed-out connect
+    # with an INFO line per attempt; a public log in the code index (id 59087038135) ends in them
+    # after the communicators' Init START: the process is stuck reaching a peer.
+    log = (
+        "6e094e9a088e:147147:147212 [7] NCCL INFO ncclCommInitRank comm 0x5573b32da6e0 rank 7 nranks 16 cudaDev 7"
+        " nvmlDev 7 busId be000 commId 0xc5194a2a2d53c3b9 - Init START\n"
+        "6e094e9a088e:147147:147173 [0] NCCL INFO socketStartConnect: connect returned Connection timed out,"
+        " retrying (1/34) after sleep for 100 msec\n"
+        "6e094e9a088e:147147:147173 [0] NCCL INFO socketStartConnect: connect returned Connection timed out,"
+        " retrying (2/34) after sleep for 200 msec\n"
+    )
+    found = diagnose(log)
+    assert (found.symptom, found.category, found.retryable) == ("hang", "network", True)
+
+
+def test_nccl_2_27_connect_retries_name_the_peer() -> None:
+    # NCCL 2.27+ names the address it retries (`connect to %s returned %s, retrying (%d/%ld) ...`),
+    # as a public report in the code index (id 69458073699) quotes rank 0 of NCCL 2.28.9.
+    log = (
+        "NCCL INFO NCCL version 2.28.9+cuda12.9\n"
+        "NCCL INFO Bootstrap: Using tailscale0:100.64.0.7<0>\n"
+        "NCCL INFO socketPollConnect: connect to 172.17.194.153<43893> returned No route to host, retrying (1/34)"
+        " after sleep for 100 msec\n"
+    )
+    found = diagnose(log)
+    assert (found.symptom, found.category, found.implicated.peers) == ("hang", "network", ["172.17.194.153"])
