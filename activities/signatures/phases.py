@@ -43,6 +43,18 @@ Openers and closers, as their sources print them:
 - XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
   seconds and may be stuck. Expected n threads to join the rendezvous, ...` while some never came,
   `Thread is unstuck! Warning above was a false-positive.` once they did.
+- Ray's scheduler while it cannot place a task or actor: the autoscaler's event summary repeats, every
+  30 s while the request waits (python/ray/autoscaler/_private/autoscaler.py), `Warning: The following
+  resource request cannot be scheduled right now: {...}. This is likely due to all cluster resources
+  being claimed by actors.` (pending) or `Error: No available node types can fulfill resource request
+  {...}. Add suitable node types to this cluster to resolve this issue.` (infeasible: no node of the
+  cluster can ever provide it); the raylet warns the driver `The actor or task with ID .. cannot be
+  scheduled right now. It requires {...} for placement, however the cluster currently cannot provide
+  the requested resources` (src/ray/raylet/scheduling/cluster_task_manager.cc; `The lease with ID`
+  in newer releases); its status report's `Demands:` lines belong to that wait. Ray never gives up
+  on such a request: the task waits until it is placed, and nothing but progress says it was. An
+  infeasible request is the job's (it asks for more GPUs, CPUs or custom resources than any node
+  has, or Ray was started without its GPUs): not retried.
 - NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
   ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
   communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
@@ -199,6 +211,15 @@ PATTERNS = [
     # its termination timeout is a failure of its own (the catalog's).
     (OPEN, r"This thread has been waiting for `(?P<xla_rdzv>)[^\n]*? and may be stuck\."),
     (CLOSE, r"(?P<xla_rdzv>)Thread is unstuck! Warning above was a false-positive"),
+    # Ray's scheduler cannot place a task or actor (pending, or infeasible on every node type).
+    (OPEN, r"(?P<ray_pending>)Warning: The following resource request cannot be scheduled right now: "),
+    (OPEN, r"The (?:actor or task|lease) with ID \w+ (?P<ray_pending>)cannot be scheduled right now\. It requires "),
+    (OPEN, r"(?P<ray_infeasible>)Error: No available node types can fulfill resource request"),
+    # The autoscaler's status report (`ray status`, autoscaler/_private/util.py) lists the requests
+    # still waiting under "Demands:": `{'GPU': 1.0}: 1+ pending tasks/actors`, `{...} * 8 (PACK): 1+
+    # pending placement groups`. Part of the wait's output, not a wait of its own (a cluster that
+    # scales up shows pending demands too).
+    (MORE, r"^\s*\{[^{}\n]*\}(?: \* \d+)?(?: \([A-Z_]+\))?: \d+\+ pending (?:tasks/actors|placement groups)"),
     # Before 2.19 (no Init START): a process's tree and ring lines, read per `host:pid`.
     (OPEN, _NCCL_PROCESS + r"Trees \[\d+\] "),
     (OPEN, _NCCL_PROCESS + r"Channel \d+/\d+ :(?: +\d+)+\s*$"),
@@ -262,6 +283,42 @@ CONNECTING = Signature.model_construct(
     category="network",
     retryable=True,
     cascade=True,  # the reporter waits; the host it cannot reach (its `peer`) is the place
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+RAY_PENDING = Signature.model_construct(
+    id="stuck-waiting-for-resources",
+    description=(
+        "the log ends while Ray's scheduler still cannot place a task or actor: the resources it asks "
+        "for are all claimed (often by the job's own actors) or not there yet, and Ray waits for them "
+        "without end: the job hung there"
+    ),
+    pattern="",
+    symptom="hang",
+    category="unknown",
+    retryable=True,
+    cascade=True,  # Ray names the request, not a node or rank to blame
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+RAY_INFEASIBLE = Signature.model_construct(
+    id="stuck-infeasible-resources",
+    description=(
+        "the log ends while Ray's autoscaler reports that no node type of the cluster can provide a "
+        "task's or actor's resource request (more GPUs, CPUs or custom resources than any node has, or "
+        "Ray started without its GPUs): the request waits forever, and a rerun asks the same"
+    ),
+    pattern="",
+    symptom="hang",
+    category="application",
+    retryable=False,
+    cascade=True,  # the request is the job's: no node or rank to blame
     priority=-2,
     exclude=False,
     examples=(),
@@ -469,13 +526,29 @@ class Phases:
         return min(self.open.values(), key=lambda m: m.line)
 
 
+_PHASE_GROUPS = (
+    "barrier",
+    "dump",
+    "connect",
+    "nccl_init",
+    "nccl_proc",
+    "rdzv",
+    "xla_rdzv",
+    "srun_step",
+    "ray_pending",
+    "ray_infeasible",
+)
+# What a phase other than the generic "stuck there" means, by its name.
+_MEANINGS = {"connect": CONNECTING, "ray_pending": RAY_PENDING, "ray_infeasible": RAY_INFEASIBLE}
+
+
 def signature(match: LineMatch) -> Signature:
     """What being stuck in the phase `match` opened means."""
-    return CONNECTING if _name(match) == "connect" else STUCK
+    return _MEANINGS.get(_name(match), STUCK)
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect", "nccl_init", "nccl_proc", "rdzv", "xla_rdzv", "srun_step"):
+    for group in _PHASE_GROUPS:
         if group in match.groups:
             value = match.groups[group]
             if group == "nccl_proc":

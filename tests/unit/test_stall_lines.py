@@ -607,3 +607,66 @@ def test_nccl_2_27_connect_retries_name_the_peer() -> None:
     )
     found = diagnose(log)
     assert (found.symptom, found.category, found.implicated.peers) == ("hang", "network", ["172.17.194.153"])
+
+
+RAY_PENDING = (
+    # github.com/secretflow/secretflow/issues/192: the autoscaler's event summary, every 30 s
+    "(scheduler +38s) Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0,"
+    " 'alice': 1.0}. This is likely due to all cluster resources being claimed by actors. Consider creating"
+    " fewer actors or adding more nodes to this Ray cluster.\n"
+    "(scheduler +1m13s) Warning: The following resource request cannot be scheduled right now: {'CPU': 1.0,"
+    " 'carol': 1.0}. This is likely due to all cluster resources being claimed by actors. Consider creating"
+    " fewer actors or adding more nodes to this Ray cluster.\n"
+)
+RAY_INFEASIBLE = (
+    # github.com/rllm-org/rllm/issues/35: no node type has 8 GPUs; `ray status` shows the demand
+    "(autoscaler +34s) Error: No available node types can fulfill resource request defaultdict(<class 'float'>,"
+    " {'CPU': 8.0, 'GPU': 8.0}). Add suitable node types to this cluster to resolve this issue.\n"
+    "\n"
+    "======== Autoscaler status: 2025-02-17 18:36:14.406028 ========\n"
+    "Node status\n"
+    "---------------------------------------------------------------\n"
+    "Active:\n"
+    " 1 node_9ce4595c6c9628208ab67348060cfe32348196bec94f997ee553da82\n"
+    "Pending:\n"
+    " (no pending nodes)\n"
+    "Recent failures:\n"
+    " (no failures)\n"
+    "\n"
+    "Resources\n"
+    "---------------------------------------------------------------\n"
+    "Usage:\n"
+    " 0.0/112.0 CPU\n"
+    " 0.0/1.0 GPU\n"
+    " 0B/337.53GiB memory\n"
+    " 0B/148.65GiB object_store_memory\n"
+    "\n"
+    "Demands:\n"
+    " {'GPU': 1.0, 'CPU': 1.0} * 8 (STRICT_PACK): 1+ pending placement groups\n"
+)
+
+
+def test_ray_waiting_for_resources_at_the_end_is_a_hang() -> None:
+    found = diagnose(RAY_PENDING)
+    assert (found.symptom, found.category, found.retryable) == HANG
+    # The raylet's own warning to the driver (github.com/ray-project/ray/issues/19326).
+    found = diagnose(
+        "2021-10-12 05:44:32,010\tWARNING worker.py:1228 -- The actor or task with ID"
+        " 38b7b52b8a7371117241b1a3f60f62e6f940fd5479d1b53b cannot be scheduled right now. It requires"
+        " {node:172.31.57.230: 0.001000}, {CPU: 1.000000} for placement, however the cluster currently cannot"
+        " provide the requested resources. The required resources may be added as autoscaling takes place or"
+        " placement groups are scheduled. Otherwise, consider reducing the resource requirements of the task."
+    )
+    assert (found.symptom, found.category, found.retryable) == HANG
+
+
+def test_a_request_no_node_type_can_fulfill_is_the_jobs_and_not_retried() -> None:
+    found = diagnose(RAY_INFEASIBLE)
+    assert (found.symptom, found.category, found.retryable) == ("hang", "application", False)
+
+
+def test_ray_requests_that_get_placed_are_healthy() -> None:
+    # The same waits, then the run goes on (its steps, as a trainer's key=value lines print them).
+    steps = "".join(f"step={100 + i} loss=0.{50 - i}\n" for i in range(4))
+    assert diagnose(RAY_PENDING + steps).symptom == "none"
+    assert diagnose(RAY_INFEASIBLE + steps).symptom == "none"
