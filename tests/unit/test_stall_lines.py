@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from recovery.activities.progress import ProgressParser
 from tests.unit.real_lines import diagnose
 
 HANG = ("hang", "unknown", True)
@@ -670,3 +671,30 @@ def test_ray_requests_that_get_placed_are_healthy() -> None:
     steps = "".join(f"step={100 + i} loss=0.{50 - i}\n" for i in range(4))
     assert diagnose(RAY_PENDING + steps).symptom == "none"
     assert diagnose(RAY_INFEASIBLE + steps).symptom == "none"
+
+
+@pytest.mark.parametrize(
+    ("source", "line", "step", "seconds"),
+    [
+        (
+            "https://github.com/XPixelGroup/BasicSR/issues/269",
+            "2020-08-15 15:50:30,390 INFO: [My_ES..][epoch:207, iter:  20,100, lr:(1.000e-04,)] [eta: 1 day,"
+            " 18:13:17, time (data): 0.365 (0.002)] l_g_pix: 3.1516e-04 l_g_percep: 5.2308e-01",
+            20100,
+            0.365,
+        ),
+        (
+            "https://github.com/XPixelGroup/BasicSR/issues/582",
+            "2022-12-02 00:53:12,679 INFO: [train..][epoch:  0, iter:   3,700, lr:(5.000e-04,)] [eta: 7 days,"
+            " 4:14:43, time (data): 0.602 (0.007)] l_pix: 1.8931e-02",
+            3700,
+            0.602,
+        ),
+    ],
+)
+def test_basicsr_iterations_read_whole_with_their_pace(source: str, line: str, step: int, seconds: float) -> None:
+    # BasicSR's MessageLogger (basicsr/utils/logger.py) prints `iter:{current_iter:8,d}` with
+    # thousands separators and `time (data): {iter_time:.3f} ({data_time:.3f})`.
+    record = ProgressParser().parse(line, 1)
+    assert record is not None, source
+    assert (record.step, record.step_time) == (step, seconds)
