@@ -331,6 +331,10 @@ _TIMINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("throughput", re.compile(r"(?i)(?:examples/sec:|[^\w]wps=|SamplesPerSec=)\s*(?P<value>" + _NUM + r")(?![\w.])")),
+    # PyTorch/XLA's training update (torch_xla test_utils.print_training_update, copied by its
+    # examples): `Rate=1760.91` examples/s for the current batch; `GlobalRate=` is the average
+    # since training began, which lags.
+    ("throughput", re.compile(r"(?:^|\s)Rate=(?P<value>" + _NUM + r") GlobalRate=" + _NUM)),
     # A duration in parentheses after the step: the time since the previous line.
     ("interval", re.compile(r"\(\s*(?P<value>" + _NUM + r")\s*(?P<unit>s|sec|secs|seconds)\s*\)")),
 )

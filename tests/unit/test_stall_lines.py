@@ -698,3 +698,12 @@ def test_basicsr_iterations_read_whole_with_their_pace(source: str, line: str, s
     record = ProgressParser().parse(line, 1)
     assert record is not None, source
     assert (record.step, record.step_time) == (step, seconds)
+
+
+def test_pytorch_xla_training_updates_give_the_current_rate() -> None:
+    # github.com/pytorch/xla/pull/6026: torch_xla's print_training_update, `Rate=` examples/s of the
+    # current batch (read), `GlobalRate=` the average since the start (not the pace).
+    line = "| Training Device=xla:0/3 Epoch=1 Step=280 Loss=0.01022 Rate=1760.91 GlobalRate=257.10 Time=07:29:39"
+    record = ProgressParser().parse(line, 1)
+    assert record is not None
+    assert (record.step, record.throughput) == (280, 1760.91)
