@@ -707,3 +707,23 @@ def test_pytorch_xla_training_updates_give_the_current_rate() -> None:
     record = ProgressParser().parse(line, 1)
     assert record is not None
     assert (record.step, record.throughput) == (280, 1760.91)
+
+
+def test_straggler_and_barrier_notices_are_no_failure() -> None:
+    # Megatron-Core's StragglerDetector report (megatron/core/README_STRAGGLER.md, code index id
+    # 1152128418): the slowest and fastest ranks of the last interval, not a verdict; and
+    # ProcessGroupNCCL's warning that a barrier guesses its device "can potentially cause a hang"
+    # (github.com/huggingface/trl/pull/3317, where training went on).
+    lines = [
+        " 0: INFO:megatron.core.utils:[2024-03-14 23:07:56] | MnRtt/Rnk: 3453.08ms/8 | MxRtt/Rnk: 3468.20ms/0 |"
+        " MnPwr/Rnk: 601796W/8 | MxPwr/Rnk: 683801W/18 | MnTmp/Rnk: 52C/0 | MxTmp/Rnk: 65C/21 | MnUtl/Rnk: 97%/8 |"
+        " MxUtl/Rnk: 100%/6 | MnClk/Rnk: 1950MHz/28 | MxClk/Rnk: 1980MHz/0 | MnDRtt/Rnk: 14.27ms/23 |"
+        " MxDRtt/Rnk: 34.65ms/3 | MnEtpt/Rnk: 296.02TF/0 | MxEtpt/Rnk: 297.32TF/8",
+        "[rank0]:[W501 21:01:27.110829382 ProcessGroupNCCL.cpp:4561] [PG ID 0 PG GUID 0 Rank 0]  using GPU 0 to"
+        " perform barrier as devices used by this process are currently unknown. This can potentially cause a hang"
+        " if this rank to GPU mapping is incorrect. Specify device_ids in barrier() to force use of a particular"
+        " device, or call init_process_group() with a device_id.",
+    ]
+    for line in lines:
+        found = diagnose(line)
+        assert (found.symptom, found.category, found.retryable) == HEALTHY
