@@ -246,7 +246,11 @@ def _tqdm(text: str) -> ProgressRecord | None:
     )
 
 
-_KV_STEP = re.compile(r"(?i)\b(?:global_step|step|iteration|iter)\s*[=:]\s*(\d+)(?:\s*/\s*(\d+))?")
+# A step may be printed with thousands separators: BasicSR's MessageLogger (basicsr/utils/logger.py,
+# used by Real-ESRGAN, GFPGAN, SwinIR, ...) formats `iter:{current_iter:8,d}`, `iter:  20,100`.
+_KV_STEP = re.compile(
+    r"(?i)\b(?:global_step|step|iteration|iter)\s*[=:]\s*(\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\s*/\s*(\d+))?"
+)
 
 
 def _kv(text: str) -> ProgressRecord | None:
@@ -254,7 +258,7 @@ def _kv(text: str) -> ProgressRecord | None:
     if m is None:
         return None
     record = _record(_pairs(text), "kv")
-    return replace(record, step=int(m.group(1)), total=record.total or _int(m.group(2)))
+    return replace(record, step=int(m.group(1).replace(",", "")), total=record.total or _int(m.group(2)))
 
 
 # A training loop's own print: `iter 100: loss 4.12, time 123.45ms` (nanoGPT), `step 1/74 |
@@ -308,6 +312,9 @@ _TIMINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
             + r"(?![\w.:/-])"
         ),
     ),
+    # BasicSR's MessageLogger `time (data): 0.365 (0.002)`: seconds per iteration, then the data
+    # loading's share of it.
+    ("step_time", re.compile(r"(?:^|[\s,\[])time \(data\):\s*(?P<value>" + _NUM + r")\s*\(")),
     # The PyTorch ImageNet example's AverageMeter, copied by many trainers: `Time 0.470 (1.206)`,
     # this batch's seconds and (in parentheses) the running mean; the first is the pace now.
     ("step_time", re.compile(r"(?:^|[^\w])Time\s+(?P<value>" + _NUM + r")\s*\(\s*" + _NUM + r"\s*\)")),
@@ -324,6 +331,10 @@ _TIMINGS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
     ("throughput", re.compile(r"(?i)(?:examples/sec:|[^\w]wps=|SamplesPerSec=)\s*(?P<value>" + _NUM + r")(?![\w.])")),
+    # PyTorch/XLA's training update (torch_xla test_utils.print_training_update, copied by its
+    # examples): `Rate=1760.91` examples/s for the current batch; `GlobalRate=` is the average
+    # since training began, which lags.
+    ("throughput", re.compile(r"(?:^|\s)Rate=(?P<value>" + _NUM + r") GlobalRate=" + _NUM)),
     # A duration in parentheses after the step: the time since the previous line.
     ("interval", re.compile(r"\(\s*(?P<value>" + _NUM + r")\s*(?P<unit>s|sec|secs|seconds)\s*\)")),
 )

@@ -36,12 +36,25 @@ Openers and closers, as their sources print them:
   `has joined round r of the rendezvous ... as rank r in a world of size n`; etcd_rendezvous.py:
   `Attempting to join next rendezvous`, then `Rendezvous version v is complete.`). Its c10d socket
   lines in between are its output.
-- srun's step creation (Slurm src/srun/launch.c): `srun: Job j step creation temporarily disabled,
+- srun's step creation (Slurm src/srun/launch.c; allocate.c in older releases, without the job id and
+  closing with `Job step created`): `srun: Job j step creation temporarily disabled,
   retrying (Requested nodes are busy)`, `... still disabled, retrying` while the allocation's
   resources are held, `srun: Step created for StepId=j.s` once it got them.
 - XLA's rendezvous (xla/service/rendezvous.cc): `This thread has been waiting for `<name>` for 10
   seconds and may be stuck. Expected n threads to join the rendezvous, ...` while some never came,
   `Thread is unstuck! Warning above was a false-positive.` once they did.
+- Ray's scheduler while it cannot place a task or actor: the autoscaler's event summary repeats, every
+  30 s while the request waits (python/ray/autoscaler/_private/autoscaler.py), `Warning: The following
+  resource request cannot be scheduled right now: {...}. This is likely due to all cluster resources
+  being claimed by actors.` (pending) or `Error: No available node types can fulfill resource request
+  {...}. Add suitable node types to this cluster to resolve this issue.` (infeasible: no node of the
+  cluster can ever provide it); the raylet warns the driver `The actor or task with ID .. cannot be
+  scheduled right now. It requires {...} for placement, however the cluster currently cannot provide
+  the requested resources` (src/ray/raylet/scheduling/cluster_task_manager.cc; `The lease with ID`
+  in newer releases); its status report's `Demands:` lines belong to that wait. Ray never gives up
+  on such a request: the task waits until it is placed, and nothing but progress says it was. An
+  infeasible request is the job's (it asks for more GPUs, CPUs or custom resources than any node
+  has, or Ray was started without its GPUs): not retried.
 - NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
   ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
   communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
@@ -150,7 +163,9 @@ PATTERNS = [
     (WAIT, r"File \"(?:" + _QUOTED.format(comma=",") + r")\s*$"),
     # Connecting again and again to the rendezvous store or a peer: c10d's TCPStore client
     # (TCPStore.cpp "TCP client failed to connect/validate to host %s:%d - retrying (try=%d, ...)"),
-    # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying"). Each attempt is a
+    # NCCL's bootstrap (socket.cc INFO "Call to connect returned %s, retrying" up to 2.23; from 2.24
+    # "%s: connect returned %s, retrying (%d/%ld) after sleep for %u msec", and from 2.27 "%s: connect
+    # to %s returned %s, retrying ...", naming the peer as `addr<port>`). Each attempt is a
     # warning; a log that ends while they go on was stuck reaching that host. (c10d's socket.cpp
     # "The client socket has failed to connect to [%s]:%d (errno: ...)" opens nothing: it also
     # warns about each address family it tries on the way to one that works.)
@@ -159,6 +174,10 @@ PATTERNS = [
         r"(?P<connect>TCP client failed to connect/validate) to host (?P<peer>[^\s:\[\]]+|\[[^\]]+\]):\d+ - retrying",
     ),
     (OPEN, r"NCCL INFO (?P<connect>Call to connect) returned [^,\n]+, retrying"),
+    (
+        OPEN,
+        r"NCCL INFO \w+: (?P<connect>connect) (?:to (?P<peer>[^<\s]+)<\d+> )?returned [^,\n]+, retrying \(\d+/\d+\)",
+    ),
     (CLOSE, r"NCCL INFO [^\n]*(?P<connect>Init COMPLETE)"),
     # torchelastic's agent waits for the other agents (its rendezvous), then starts its workers.
     (OPEN, r"\[[\w-]+\] (?P<rdzv>)Rendezvous'ing worker group"),
@@ -170,22 +189,37 @@ PATTERNS = [
     (OPEN, r"(?P<rdzv>)Attempting to join next rendezvous\s*$"),
     (CLOSE, r"(?P<rdzv>)Rendezvous version \d+ is complete\."),
     (MORE, r"\[c10d\] The (?:server|client) socket "),
-    # NCCL's communicator init (src/init.c, NCCL_DEBUG=INFO, 2.19+): `ncclCommInitRank comm 0x.. rank
-    # r nranks n ... - Init START`, then its topology, channel and transport lines, then `... - Init
-    # COMPLETE`. A log that ends in that output never finished setting the communicator up.
-    (OPEN, r"NCCL INFO (?:ncclCommInit\w*|ncclCommSplit) comm 0x[0-9a-f]+ [^\n]*- (?P<nccl_init>)Init START"),
+    # NCCL's communicator init (src/init.cc, NCCL_DEBUG=INFO, 2.19+): `comm 0x.. rank r nranks n ...
+    # - Init START` (2.19-2.20 name no function), `ncclCommInitRank comm 0x.. ...` or `ncclCommSplit
+    # comm ...` (2.21+), `[Rank r] ncclCommInitRankConfig comm ...` (2.27+), then its topology,
+    # channel and transport lines, then `... - Init COMPLETE`. A log that ends in that output never
+    # finished setting the communicator up.
+    (OPEN, r"NCCL INFO (?:\[Rank \d+\] )?(?:nccl\w+ )?comm 0x[0-9a-f]+ rank \d+ [^\n]*- (?P<nccl_init>)Init START"),
     (CLOSE, r"NCCL INFO [^\n]*- (?P<nccl_init>)Init COMPLETE"),
     # srun cannot create its step yet (src/srun/launch.c: the allocation's resources are held, by
     # another step or a node still being set up): it retries until `Step created for StepId=j.s`.
-    (OPEN, r"srun: Job \d+ step creation (?P<srun_step>)temporarily disabled, retrying"),
-    (MORE, r"srun: Job \d+ step creation still disabled, retrying"),
+    # Older srun (src/srun/allocate.c before the job id joined the message) prints `Job step creation
+    # temporarily disabled, retrying`, `Job step creation still disabled, retrying` and `Job step
+    # created` for the same wait.
+    (OPEN, r"srun: Job (?:\d+ )?step creation (?P<srun_step>)temporarily disabled, retrying"),
+    (MORE, r"srun: Job (?:\d+ )?step creation still disabled, retrying"),
     (CLOSE, r"srun: (?P<srun_step>)Step created for "),
+    (CLOSE, r"srun: (?P<srun_step>)Job step created\s*$"),
     # XLA's rendezvous (xla/service/rendezvous.cc): a thread still waiting for the others after the
     # warning timeout says so (`This thread has been waiting for `initialize clique ...` for 10
     # seconds and may be stuck. Expected 8 threads ...`), and `Thread is unstuck!` once they came;
     # its termination timeout is a failure of its own (the catalog's).
     (OPEN, r"This thread has been waiting for `(?P<xla_rdzv>)[^\n]*? and may be stuck\."),
     (CLOSE, r"(?P<xla_rdzv>)Thread is unstuck! Warning above was a false-positive"),
+    # Ray's scheduler cannot place a task or actor (pending, or infeasible on every node type).
+    (OPEN, r"(?P<ray_pending>)Warning: The following resource request cannot be scheduled right now: "),
+    (OPEN, r"The (?:actor or task|lease) with ID \w+ (?P<ray_pending>)cannot be scheduled right now\. It requires "),
+    (OPEN, r"(?P<ray_infeasible>)Error: No available node types can fulfill resource request"),
+    # The autoscaler's status report (`ray status`, autoscaler/_private/util.py) lists the requests
+    # still waiting under "Demands:": `{'GPU': 1.0}: 1+ pending tasks/actors`, `{...} * 8 (PACK): 1+
+    # pending placement groups`. Part of the wait's output, not a wait of its own (a cluster that
+    # scales up shows pending demands too).
+    (MORE, r"^\s*\{[^{}\n]*\}(?: \* \d+)?(?: \([A-Z_]+\))?: \d+\+ pending (?:tasks/actors|placement groups)"),
     # Before 2.19 (no Init START): a process's tree and ring lines, read per `host:pid`.
     (OPEN, _NCCL_PROCESS + r"Trees \[\d+\] "),
     (OPEN, _NCCL_PROCESS + r"Channel \d+/\d+ :(?: +\d+)+\s*$"),
@@ -249,6 +283,42 @@ CONNECTING = Signature.model_construct(
     category="network",
     retryable=True,
     cascade=True,  # the reporter waits; the host it cannot reach (its `peer`) is the place
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+RAY_PENDING = Signature.model_construct(
+    id="stuck-waiting-for-resources",
+    description=(
+        "the log ends while Ray's scheduler still cannot place a task or actor: the resources it asks "
+        "for are all claimed (often by the job's own actors) or not there yet, and Ray waits for them "
+        "without end: the job hung there"
+    ),
+    pattern="",
+    symptom="hang",
+    category="unknown",
+    retryable=True,
+    cascade=True,  # Ray names the request, not a node or rank to blame
+    priority=-2,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
+
+RAY_INFEASIBLE = Signature.model_construct(
+    id="stuck-infeasible-resources",
+    description=(
+        "the log ends while Ray's autoscaler reports that no node type of the cluster can provide a "
+        "task's or actor's resource request (more GPUs, CPUs or custom resources than any node has, or "
+        "Ray started without its GPUs): the request waits forever, and a rerun asks the same"
+    ),
+    pattern="",
+    symptom="hang",
+    category="application",
+    retryable=False,
+    cascade=True,  # the request is the job's: no node or rank to blame
     priority=-2,
     exclude=False,
     examples=(),
@@ -447,19 +517,38 @@ class Phases:
 
     def stuck(self, lines: int) -> LineMatch | None:
         """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
-        of the last phase line."""
+        of the last phase line. A process still retrying to reach a host says what the phases it
+        sits in (NCCL 2.24+ retries inside its communicator's init) wait for: that phase speaks."""
         if not self.open or lines - self.last_line > TAIL_LINES:
             return None
+        if "connect" in self.open:
+            return self.open["connect"]
         return min(self.open.values(), key=lambda m: m.line)
+
+
+_PHASE_GROUPS = (
+    "barrier",
+    "dump",
+    "connect",
+    "nccl_init",
+    "nccl_proc",
+    "rdzv",
+    "xla_rdzv",
+    "srun_step",
+    "ray_pending",
+    "ray_infeasible",
+)
+# What a phase other than the generic "stuck there" means, by its name.
+_MEANINGS = {"connect": CONNECTING, "ray_pending": RAY_PENDING, "ray_infeasible": RAY_INFEASIBLE}
 
 
 def signature(match: LineMatch) -> Signature:
     """What being stuck in the phase `match` opened means."""
-    return CONNECTING if _name(match) == "connect" else STUCK
+    return _MEANINGS.get(_name(match), STUCK)
 
 
 def _name(match: LineMatch) -> str:
-    for group in ("barrier", "dump", "connect", "nccl_init", "nccl_proc", "rdzv", "xla_rdzv", "srun_step"):
+    for group in _PHASE_GROUPS:
         if group in match.groups:
             value = match.groups[group]
             if group == "nccl_proc":
