@@ -31,7 +31,7 @@ TARGETS = {"found": 0.92, "false_alarms": 1 / 80, "retryable": 0.88, "category":
 
 
 def _retry_everything(scores: Scores, retryable_true: int) -> str:
-    return f"{retryable_true / scores.failures:.2f}" if scores.failures else "-"
+    return f"{retryable_true / scores.failures:.3f}" if scores.failures else "-"
 
 
 def quality(show_misses: bool, show_confusion: bool = False) -> None:
@@ -49,7 +49,7 @@ def quality(show_misses: bool, show_confusion: bool = False) -> None:
         cells = []
         for part in PARTS:
             s, rate = results[part], results[part].rates()[name]
-            cells.append(f"{s.false_alarms}/{s.healthy}" if name == "false_alarms" else f"{rate:.2f}")
+            cells.append(f"{s.false_alarms}/{s.healthy}" if name == "false_alarms" else f"{rate:.3f}")
         base = " / ".join(_retry_everything(results[p], retry_all[p]) for p in PARTS) if name == "retryable" else "-"
         goal = "≤ 1 per 80" if name == "false_alarms" else f"≥ {target:.2f}"
         print(f"| {name} | " + " | ".join(cells) + f" | {base} | {goal} |")
