@@ -32,6 +32,15 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+Two workers from the start, after a diagnosis stopped walking every node (a `NodeIndex`), hang
+detection kept its learned timeout, and the observer gave the event loop back every 100
+attempts it judges (issue 14j, 107433d; bf8cdec is the last column below), 2026-12-03, no other
+load during the burst, the same command: started in 640 s, steady 9% / 8% / 1% of a core,
+workers' RSS 1,047 / 1,055 MiB, failure -> advice p50 3.9 s, p95 5.2 s (6.7 s, 8.1 s), failure
+-> successor running p50 7.1 s, p95 8.4 s (9.5 s, 10.8 s), `diagnose` running 0.32 s / 0.57 s
+(1.34 s / 3.10 s), the second worker's share 57 %. py-spy on a worker in the burst before the
+change: 28 % of its samples in `diagnose` walking 10,208 nodes, 38-58 % in the observer's looks.
+
 Two workers from the start, the worker's garbage collection timed and frozen (issue 14i,
 9dbae79 before, bf8cdec after; 70aa6d6 froze but left the thaw's walk to the collector),
 2026-12-03, no other load (load 2-4 from the benchmark itself), `--runs 10000 --burst 100
