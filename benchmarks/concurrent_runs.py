@@ -40,6 +40,9 @@ workers' RSS 1,047 / 1,055 MiB, failure -> advice p50 3.9 s, p95 5.2 s (6.7 s, 8
 -> successor running p50 7.1 s, p95 8.4 s (9.5 s, 10.8 s), `diagnose` running 0.32 s / 0.57 s
 (1.34 s / 3.10 s), the second worker's share 57 %. py-spy on a worker in the burst before the
 change: 28 % of its samples in `diagnose` walking 10,208 nodes, 38-58 % in the observer's looks.
+The same code again with `--cached-runs 2000` (c250da5): RSS 1,012 / 1,036 MiB, advice p50 5.4 s,
+p95 6.6 s, successor running 8.4 s / 10.0 s, two 0.7 s collections in the burst: back-to-back
+runs differ by more than a second at p95.
 
 Two workers from the start, the worker's garbage collection timed and frozen (issue 14i,
 9dbae79 before, bf8cdec after; 70aa6d6 froze but left the thaw's walk to the collector),
