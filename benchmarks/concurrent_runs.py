@@ -41,8 +41,10 @@ workers' RSS 1,047 / 1,055 MiB, failure -> advice p50 3.9 s, p95 5.2 s (6.7 s, 8
 (1.34 s / 3.10 s), the second worker's share 57 %. py-spy on a worker in the burst before the
 change: 28 % of its samples in `diagnose` walking 10,208 nodes, 38-58 % in the observer's looks.
 The same code again with `--cached-runs 2000` (c250da5): RSS 1,012 / 1,036 MiB, advice p50 5.4 s,
-p95 6.6 s, successor running 8.4 s / 10.0 s, two 0.7 s collections in the burst: back-to-back
-runs differ by more than a second at p95.
+p95 6.6 s, successor running 8.4 s / 9.97 s, two 0.7 s collections in the burst: back-to-back
+runs differ by more than a second at p95. A third run (8e81fe4, `--cached-runs 2500`): RSS 973 /
+1,017 MiB, advice 6.4 s / 7.6 s, successor running 8.9 s / 9.8 s, workflow tasks queued at the
+server 1.6 s / 3.1 s (0.6 s / 1.4 s in the first run): the dev server is where the runs differ.
 
 Two workers from the start, the worker's garbage collection timed and frozen (issue 14i,
 9dbae79 before, bf8cdec after; 70aa6d6 froze but left the thaw's walk to the collector),
