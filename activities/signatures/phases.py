@@ -98,7 +98,7 @@ Any progress line (a step reported) closes every phase: the run got past it.
 
 from __future__ import annotations
 
-from recovery.activities.signatures.catalog import Signature
+from recovery.activities.signatures.catalog import Signature, SignatureCategory
 from recovery.activities.signatures.scanner import LineMatch
 from recovery.activities.signatures.tables import escape, lookup
 
@@ -255,92 +255,56 @@ PATTERNS = [
 # log that goes on after it (other output, a later phase) was not stuck there.
 TAIL_LINES = 10
 
-STUCK = Signature.model_construct(
-    id="stuck-in-phase",
-    description=(
-        "the log ends inside a phase that never finished (process-group setup, a store-based "
-        "barrier, or a dump of stuck processes' stacks) and shows no error: the job hung there"
-    ),
-    pattern="",
-    symptom="hang",
-    category="unknown",
-    retryable=True,
-    cascade=True,  # a hang whose cause the log does not show names no culprit
-    priority=-2,
-    exclude=False,
-    examples=(),
-    counterexamples=(),
-)
 
-CONNECTING = Signature.model_construct(
-    id="stuck-connecting",
-    description=(
-        "the log ends while this process keeps retrying to connect to the rendezvous store or a peer "
-        "(the host is down, unreachable or never started listening): the job hung there"
-    ),
-    pattern="",
-    symptom="hang",
-    category="network",
-    retryable=True,
-    cascade=True,  # the reporter waits; the host it cannot reach (its `peer`) is the place
-    priority=-2,
-    exclude=False,
-    examples=(),
-    counterexamples=(),
-)
+def _hang(id: str, description: str, category: SignatureCategory = "unknown", *, retryable: bool = True) -> Signature:
+    """What a log that ends stuck means: a hang, and a cascade, since a wait names no culprit (the
+    rank waits for the others; a host it cannot reach is its `peer`; Ray names a request). It
+    speaks only when no signature does, and excludes no node."""
+    return Signature.model_construct(
+        id=id,
+        description=description,
+        pattern="",
+        symptom="hang",
+        category=category,
+        retryable=retryable,
+        cascade=True,
+        priority=-2,
+        exclude=False,
+        examples=(),
+        counterexamples=(),
+    )
 
-RAY_PENDING = Signature.model_construct(
-    id="stuck-waiting-for-resources",
-    description=(
-        "the log ends while Ray's scheduler still cannot place a task or actor: the resources it asks "
-        "for are all claimed (often by the job's own actors) or not there yet, and Ray waits for them "
-        "without end: the job hung there"
-    ),
-    pattern="",
-    symptom="hang",
-    category="unknown",
-    retryable=True,
-    cascade=True,  # Ray names the request, not a node or rank to blame
-    priority=-2,
-    exclude=False,
-    examples=(),
-    counterexamples=(),
-)
 
-RAY_INFEASIBLE = Signature.model_construct(
-    id="stuck-infeasible-resources",
-    description=(
-        "the log ends while Ray's autoscaler reports that no node type of the cluster can provide a "
-        "task's or actor's resource request (more GPUs, CPUs or custom resources than any node has, or "
-        "Ray started without its GPUs): the request waits forever, and a rerun asks the same"
-    ),
-    pattern="",
-    symptom="hang",
-    category="application",
+STUCK = _hang(
+    "stuck-in-phase",
+    "the log ends inside a phase that never finished (process-group setup, a store-based "
+    "barrier, or a dump of stuck processes' stacks) and shows no error: the job hung there",
+)
+CONNECTING = _hang(
+    "stuck-connecting",
+    "the log ends while this process keeps retrying to connect to the rendezvous store or a peer "
+    "(the host is down, unreachable or never started listening): the job hung there",
+    "network",
+)
+RAY_PENDING = _hang(
+    "stuck-waiting-for-resources",
+    "the log ends while Ray's scheduler still cannot place a task or actor: the resources it asks "
+    "for are all claimed (often by the job's own actors) or not there yet, and Ray waits for them "
+    "without end: the job hung there",
+)
+# The request is the job's own: a rerun asks the same.
+RAY_INFEASIBLE = _hang(
+    "stuck-infeasible-resources",
+    "the log ends while Ray's autoscaler reports that no node type of the cluster can provide a "
+    "task's or actor's resource request (more GPUs, CPUs or custom resources than any node has, or "
+    "Ray started without its GPUs): the request waits forever, and a rerun asks the same",
+    "application",
     retryable=False,
-    cascade=True,  # the request is the job's: no node or rank to blame
-    priority=-2,
-    exclude=False,
-    examples=(),
-    counterexamples=(),
 )
-
-
-INTERRUPTED_WAITING = Signature.model_construct(
-    id="interrupted-while-waiting",
-    description=(
-        "the process was interrupted (Ctrl-C) while it waited in a collective, a barrier, the "
-        "rendezvous store or a GPU synchronisation: the job hung there (the wait says where, not why)"
-    ),
-    pattern="",
-    symptom="hang",
-    category="unknown",
-    retryable=True,
-    cascade=True,  # the interrupted rank waited for the others: it is not the culprit
-    priority=-2,
-    exclude=False,
-    examples=(),
-    counterexamples=(),
+INTERRUPTED_WAITING = _hang(
+    "interrupted-while-waiting",
+    "the process was interrupted (Ctrl-C) while it waited in a collective, a barrier, the "
+    "rendezvous store or a GPU synchronisation: the job hung there (the wait says where, not why)",
 )
 
 
