@@ -72,8 +72,8 @@ class NodeIndex:
 
     def peer_node(self, peer: str) -> str | None:
         """The one node a peer is, by address or by (short) host name; None when none or several
-        are (on a cluster whose nodes share an address, a peer's address says nothing). The same
-        answer as `rules.peer_node` over every node, without walking them."""
+        are (on a cluster whose nodes share an address, a peer's address says nothing). A node's
+        own name counts as a host name; its addresses' short names too."""
         wanted = canonical_address(peer)
         table = self._by_address()
         found = set(table.get(wanted, ()))

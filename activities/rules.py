@@ -15,10 +15,8 @@
 
 from __future__ import annotations
 
-from recovery.activities.addresses import canonical_address
 from recovery.activities.node_index import NodeIndex, unusable
 from recovery.activities.observer.news import describe_exit, failed_tasks
-from recovery.activities.signatures.prefixes import is_ip, node_name
 from recovery.workflows.models import Diagnosis, ImplicatedNode, JobObservation, JobState, NodeInfo
 
 
@@ -67,11 +65,11 @@ def with_peer_nodes(diagnosis: Diagnosis, obs: JobObservation, nodes: list[NodeI
     if not diagnosis.peers:
         return diagnosis
     own = set(obs.nodes)
-    allocation = [n for n in nodes if n.name in own]
+    allocation = NodeIndex.of(n for n in nodes if n.name in own)
     known = set(diagnosis.implicated_nodes)
     extra: list[ImplicatedNode] = []
     for peer in diagnosis.peers:
-        node = peer_node(peer, allocation)
+        node = allocation.peer_node(peer)
         if node is not None and node not in known:
             known.add(node)
             extra.append(ImplicatedNode(node=node, reason=f"the log names it as a failed peer ({peer})"))
@@ -87,13 +85,12 @@ def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: NodeInd
     is dropped: excluding a name the scheduler does not know would make the restart itself fail."""
     if not diagnosis.implicated or (not allocation and not len(nodes)):
         return diagnosis
-    own = [nodes.get(name) or NodeInfo(name=name, state="") for name in allocation]
-    mine = set(allocation)
+    own = NodeIndex.of(nodes.get(name) or NodeInfo(name=name, state="") for name in allocation)
     kept: dict[str, ImplicatedNode] = {}
     strangers: list[str] = []
     for item in diagnosis.implicated:
-        known = item.node in mine or nodes.get(item.node) is not None
-        name = item.node if known else peer_node(item.node, own) or nodes.peer_node(item.node)
+        known = own.get(item.node) is not None or nodes.get(item.node) is not None
+        name = item.node if known else own.peer_node(item.node) or nodes.peer_node(item.node)
         if name is None:
             strangers.append(item.node)
         elif name not in kept:
@@ -107,17 +104,9 @@ def as_cluster_nodes(diagnosis: Diagnosis, allocation: list[str], nodes: NodeInd
 
 
 def peer_node(peer: str, allocation: list[NodeInfo]) -> str | None:
-    """The node a peer is, by address or by (short) host name; None when none or several are:
-    on a cluster whose nodes share an address, a peer's address says nothing."""
-    wanted = canonical_address(peer)
-    by_name = None if is_ip(wanted) else node_name(wanted)
-    found = {
-        n.name
-        for n in allocation
-        if wanted in {canonical_address(a) for a in n.addresses}
-        or (by_name is not None and by_name in {n.name.lower(), *(node_name(a.lower()) for a in n.addresses)})
-    }
-    return found.pop() if len(found) == 1 else None
+    """The node of `allocation` a peer is, by address or by (short) host name; None when none or
+    several are (see `NodeIndex.peer_node`, which matches)."""
+    return NodeIndex.of(allocation).peer_node(peer)
 
 
 def from_scheduler_facts(obs: JobObservation, attempt_index: int) -> Diagnosis:

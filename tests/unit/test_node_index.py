@@ -1,12 +1,11 @@
-"""The index a diagnosis reads the cluster's nodes through: the same answers as walking every
-node (`rules.peer_node`, the usable count), kept current by the local scheduler's node book."""
+"""The index a diagnosis reads the cluster's nodes through: a peer's node by address or host
+name, the usable count, kept current by the local scheduler's node book."""
 
 from __future__ import annotations
 
 import pytest
 
 from recovery.activities.node_index import NodeIndex, unusable
-from recovery.activities.rules import peer_node
 from recovery.activities.schedulers.base import NodeChanges
 from recovery.activities.schedulers.coalesce import NodeBook
 from recovery.workflows.models import NodeInfo
@@ -21,12 +20,14 @@ NODES = [
 
 
 @pytest.mark.parametrize(
-    "peer",
-    ["10.0.0.7", "[10.0.0.8]", "::ffff:10.0.0.7", "dgx-07", "DGX-08.cluster.example", "gpu9.cluster.example",
-     "gpu9", "10.0.0.99", "10.0.0.1", "nfs-server", "n7"],
+    ("peer", "node"),
+    [("10.0.0.7", "n7"), ("[10.0.0.8]", "n8"), ("::ffff:10.0.0.7", "n7"), ("dgx-07", "n7"),
+     ("DGX-08.cluster.example", "n8"), ("gpu9.cluster.example", "gpu9"), ("gpu9", "gpu9"), ("n7", "n7"),
+     ("10.0.0.99", None),  # two nodes share it: it says nothing
+     ("10.0.0.1", None), ("nfs-server", None)],
 )  # fmt: skip
-def test_a_peer_is_the_same_node_as_walking_every_node_finds(peer: str) -> None:
-    assert NodeIndex.of(NODES).peer_node(peer) == peer_node(peer, NODES)
+def test_a_peer_is_the_one_node_with_its_address_or_host_name(peer: str, node: str | None) -> None:
+    assert NodeIndex.of(NODES).peer_node(peer) == node
 
 
 def test_usable_names_and_count() -> None:
