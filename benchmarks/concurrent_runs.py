@@ -256,6 +256,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -523,6 +524,7 @@ async def burst(
     lost_before = lost_watches(logs)
     collections_before = [len(pauses) for pauses in long_collections(logs)]
     start = time.monotonic()
+    began = datetime.now(UTC)
     await asyncio.gather(*(asyncio.to_thread(local_cluster.node_down, j.nodes[0], "benchmark") for j in victims))
     scheduler = LocalScheduler()
     ids = [j.job_id for j in victims]
@@ -558,7 +560,26 @@ async def burst(
     for status in statuses:
         if status is not None:
             await stages(client, status, phase.stages, workers, phase.tasks)
+    await entity_tasks(client, began, phase.stages)
     return phase
+
+
+async def entity_tasks(client: Client, since: datetime, into: dict[str, list[float]]) -> None:
+    """The node history entity's workflow tasks from `since` on: every run's suspects and
+    reports wait for them (each update is answered in one)."""
+    from temporalio.api.enums.v1 import EventType
+
+    from recovery.workflows.node_history import history_id
+
+    history = await client.get_workflow_handle(history_id("local")).fetch_history()
+    scheduled: dict[int, datetime] = {}
+    for event in history.events:
+        at = event.event_time.ToDatetime().replace(tzinfo=UTC)
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
+            scheduled[event.event_id] = at
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED and at >= since:
+            queued = at - scheduled.get(event.workflow_task_started_event_attributes.scheduled_event_id, at)
+            into.setdefault("node history entity: workflow tasks queued", []).append(queued.total_seconds())
 
 
 # Where failure -> advice goes: the run's history, from the failure to record_advice completed.
