@@ -20,7 +20,7 @@ from temporalio.client import (
     WorkflowUpdateFailedError,
     WorkflowUpdateRPCTimeoutOrCancelledError,
 )
-from temporalio.common import WorkflowIDConflictPolicy
+from temporalio.common import Priority, WorkflowIDConflictPolicy
 from temporalio.exceptions import ApplicationError
 from temporalio.service import RPCError, RPCStatusCode
 
@@ -43,6 +43,10 @@ from recovery.workflows.node_history.models import (
 QUERY_TIMEOUT = timedelta(seconds=10)
 # One update round trip, queued behind a burst's others at the entity; inside every activity's timeout.
 UPDATE_TIMEOUT = timedelta(seconds=60)
+# The entity's workflow tasks go ahead of the runs' on the shared task queue (default key 3): in a
+# burst, every run's advice waits for the entity's answer, and behind a hundred recovering runs'
+# tasks that answer took a second or more.
+ENTITY_PRIORITY = Priority(priority_key=1)
 UPDATE_ERRORS = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError)
 log = structlog.get_logger("recovery.activities")
 
@@ -103,6 +107,7 @@ class NodeHistoryActivities:
                 id=history_id(cluster),
                 task_queue=start,
                 id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
+                priority=ENTITY_PRIORITY,
                 start_signal="record_failure",
                 start_signal_args=[failure],
             )
@@ -143,6 +148,7 @@ class NodeHistoryActivities:
                     id=history_id(cluster),
                     id_conflict_policy=WorkflowIDConflictPolicy.USE_EXISTING,
                     task_queue=task_queue,
+                    priority=ENTITY_PRIORITY,
                 )
                 return await self.client.execute_update_with_start_workflow(
                     NodeHistory.report_failure, update, start_workflow_operation=start
