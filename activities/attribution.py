@@ -26,6 +26,9 @@ class Provider(Protocol):
     # run's own nodes only, which is all the built-in rules read (at 10,000 nodes, a pass over
     # every node for each diagnosis of a burst; see `node_index`).
     every_node: bool
+    # Whether it reads the cluster's suspect nodes (`AttributionInput.suspect_nodes`); else the
+    # diagnosis asks for them beside the attribution, not before it.
+    reads_suspects: bool
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis: ...
 
@@ -33,6 +36,7 @@ class Provider(Protocol):
 class OffProvider:
     name = "off"
     every_node = False
+    reads_suspects = False
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis:
         return Diagnosis(
@@ -48,6 +52,7 @@ class OffProvider:
 class RulesProvider:
     name = "rules"
     every_node = False
+    reads_suspects = False
 
     async def attribute(self, facts: AttributionInput) -> Diagnosis:
         index, symptom = facts.attempt.index, facts.symptom
@@ -76,6 +81,7 @@ class _Answer(BaseModel):
 class HttpProvider:
     name = "http"
     every_node = True  # the service is told the whole cluster, as documented
+    reads_suspects = True
 
     def __init__(self, url: str, timeout: float = 5.0, fallback: Provider | None = None) -> None:
         self.url = url

@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+import structlog
 from temporalio import activity
 
 from recovery.activities import metrics
@@ -18,6 +19,7 @@ from recovery.activities.errors import scheduler_errors
 from recovery.activities.gpu.evidence import health_evidence, implicates
 from recovery.activities.gpu.readings import GpuHealth
 from recovery.activities.gpu.remote import probe_node
+from recovery.activities.node_history import NodeHistoryUnavailable
 from recovery.activities.node_index import NodeIndex, unusable
 from recovery.activities.rules import as_cluster_nodes
 from recovery.activities.schedulers.base import Scheduler
@@ -30,6 +32,9 @@ from recovery.workflows.models import (
     ImplicatedNode,
     JobObservation,
 )
+from recovery.workflows.node_history.models import SuspectQuery, SuspectRule
+
+log = structlog.get_logger("recovery.activities")
 
 
 @runtime_checkable
@@ -55,24 +60,40 @@ class DiagnoseActivities:
         provider: Provider | None = None,
         health: HealthProbing | None = None,
         nodes: Callable[[], Awaitable[NodeIndex]] | None = None,
+        suspects: Callable[[SuspectQuery], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.scheduler = scheduler
         self.provider = provider or RulesProvider()
         self.health = health or HealthProbing()
         # Every node's state (a shared read in the worker: `CoalescingObserver.node_index`).
         self.nodes = nodes or self._read_nodes
+        # The cluster's node history (`NodeHistoryActivities.suspects`); none: no suspects known.
+        self.suspects = suspects
 
     async def _read_nodes(self) -> NodeIndex:
         return NodeIndex.of(await self.scheduler.nodes())
 
     @activity.defn
     async def diagnose(self, inp: DiagnoseInput) -> DiagnoseResult:
+        # The suspects are asked first and waited for last: under a burst the node history's
+        # answer takes about as long as the rest of the diagnosis, which it no longer follows.
+        asking = None if inp.suspect_rule is None else asyncio.create_task(self._ask_suspects(inp))
+        try:
+            return await self._diagnose(inp, asking)
+        finally:
+            if asking is not None:
+                asking.cancel()
+
+    async def _diagnose(self, inp: DiagnoseInput, asking: asyncio.Task[list[str]] | None) -> DiagnoseResult:
         with scheduler_errors():
             nodes = await self.nodes()
             failed = await self._failed_run(inp)
         peers = inp.log_diagnosis.peers if inp.log_diagnosis is not None else []
         if needs_resolving(peers, nodes):
             nodes = nodes.replaced(await resolved(nodes.allocation(failed.nodes)))
+        suspects = inp.suspect_nodes
+        if asking is not None and self.provider.reads_suspects:
+            suspects = await asking
         facts = AttributionInput(
             run_id=inp.run_id,
             attempt=inp.attempt,
@@ -80,7 +101,7 @@ class DiagnoseActivities:
             symptom=inp.symptom,
             log_diagnosis=inp.log_diagnosis,
             nodes=nodes.nodes if self.provider.every_node else nodes.allocation(failed.nodes),
-            suspect_nodes=inp.suspect_nodes,
+            suspect_nodes=suspects,
         )
         diagnosis = as_cluster_nodes(await self.provider.attribute(facts), failed.nodes, nodes)
         diagnosis.evidence = diagnosis.evidence or inp.symptom.evidence
@@ -90,7 +111,24 @@ class DiagnoseActivities:
             diagnosis = with_gpu_health(diagnosis, await self._probe(inp, failed, diagnosis))
         metrics.symptom_diagnosed(inp.symptom.kind, diagnosis.category)
         requeued = failed is not inp.observation
-        return usable_nodes(inp, diagnosis, nodes).model_copy(update={"failed_run": failed if requeued else None})
+        if asking is not None:
+            suspects = await asking
+        found = usable_nodes(inp, diagnosis, nodes, suspects)
+        update = {"failed_run": failed if requeued else None, "suspect_nodes": None if asking is None else suspects}
+        return found.model_copy(update=update)
+
+    async def _ask_suspects(self, inp: DiagnoseInput) -> list[str]:
+        """The cluster's suspects as the failure was detected; none if the history cannot say in
+        time (advisory: a slow or absent history never holds up a recovery)."""
+        assert inp.suspect_rule is not None
+        if self.suspects is None:
+            return []
+        query = SuspectQuery(rule=SuspectRule.of(inp.suspect_rule), now=inp.symptom.detected_at)
+        try:
+            return await self.suspects(query)
+        except NodeHistoryUnavailable as e:
+            log.warning("diagnosing without suspect nodes", run_id=inp.run_id, error=str(e))
+            return []
 
     async def _probe(self, inp: DiagnoseInput, failed: JobObservation, diagnosis: Diagnosis) -> list[GpuHealth]:
         """Implicated nodes first, then the rest of the allocation, at most `max_nodes`."""
@@ -119,13 +157,13 @@ class DiagnoseActivities:
         return next((r for r in past if r.restart_count == inp.attempt.restart_count), obs)
 
 
-def usable_nodes(inp: DiagnoseInput, diagnosis: Diagnosis, nodes: NodeIndex) -> DiagnoseResult:
+def usable_nodes(inp: DiagnoseInput, diagnosis: Diagnosis, nodes: NodeIndex, suspects: list[str]) -> DiagnoseResult:
     """The usable nodes `decide` needs: how many, and which of those it may exclude (the run's
     exclusions, the implicated, the suspects). An input without the run's exclusions (scheduled
     before they were sent) gets every usable node's name, as then."""
     if inp.excluded_nodes is None:
         return DiagnoseResult(diagnosis=diagnosis, usable_nodes=[n.name for n in nodes.nodes if not unusable(n)])
-    named = nodes.usable([*inp.excluded_nodes, *diagnosis.implicated_nodes, *inp.suspect_nodes])
+    named = nodes.usable([*inp.excluded_nodes, *diagnosis.implicated_nodes, *suspects])
     return DiagnoseResult(diagnosis=diagnosis, usable_nodes=named, usable_count=nodes.usable_count)
 
 

@@ -51,6 +51,13 @@ UPDATE_ERRORS = (RPCError, WorkflowUpdateFailedError, WorkflowUpdateRPCTimeoutOr
 log = structlog.get_logger("recovery.activities")
 
 
+class NodeHistoryUnavailable(ApplicationError):
+    """The cluster's node history did not answer in time (no worker runs it, or it is swamped)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, type="NodeHistoryUnavailable", non_retryable=True)
+
+
 @runtime_checkable
 class NamedCluster(Protocol):
     """A scheduler that knows its cluster's name (Slurm's ClusterName)."""
@@ -114,20 +121,24 @@ class NodeHistoryActivities:
 
     @activity.defn
     async def suspect_nodes(self, inp: SuspectQuery) -> list[str]:
-        """The cluster's suspect nodes at `inp.now`; none while it has no node history yet."""
+        """The cluster's suspect nodes at `inp.now`; none while it has no node history yet.
+        (Runs recovering since patch `suspects-in-diagnose` have `diagnose` ask, by `suspects`.)"""
+        return await self.suspects(inp)
+
+    async def suspects(self, inp: SuspectQuery) -> list[str]:
+        """`suspect_nodes`, for any activity of this worker to ask; raises
+        `NodeHistoryUnavailable` when the history cannot say in time."""
         cluster = await self.cluster(inp.cluster)
         try:
-            # Bounded by this activity's own timeout, not only the shared update's: a run asks
-            # on its way to advice and goes on without suspects rather than wait for a retry.
+            # Bounded by the asking activity's own timeout, not only the shared update's: a run
+            # asks on its way to advice and goes on without suspects rather than wait for a retry.
             async with asyncio.timeout(_query_timeout().total_seconds()):
                 return await self._batcher(cluster).ask([], inp.rule, inp.now)
         except (WorkflowUpdateRPCTimeoutOrCancelledError, TimeoutError) as e:
             # No worker runs the entity: asking again soon will not help.
-            raise ApplicationError(
-                f"the node history of cluster {cluster!r} did not answer: {e}",
-                type="NodeHistoryUnavailable",
-                non_retryable=True,
-            ) from e
+            raise NodeHistoryUnavailable(f"the node history of cluster {cluster!r} did not answer: {e}") from e
+        except (RPCError, WorkflowUpdateFailedError) as e:
+            raise NodeHistoryUnavailable(f"the node history of cluster {cluster!r} refused the question: {e}") from e
 
     def _batcher(self, cluster: str) -> UpdateBatcher:
         """One per cluster and task queue (where the entity is started), for this worker."""

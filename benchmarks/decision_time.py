@@ -134,7 +134,7 @@ def main() -> None:
 
     def attribute_once() -> None:  # what the diagnose activity does around the provider
         found = as_cluster_nodes(loop.run_until_complete(provider.attribute(inp)), inp.observation.nodes, index)
-        usable_nodes(request, found, index)
+        usable_nodes(request, found, index, request.suspect_nodes)
 
     report("attribution (rules, names, usable)", timed(attribute_once, args.repeat), 50)
     report("index of every node (once a read)", timed(lambda: NodeIndex.of(nodes), args.repeat), 50)

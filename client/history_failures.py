@@ -216,7 +216,7 @@ def _failure(follow: _Follow, advice: Advice, inp: RunInput) -> RecordedFailure:
         symptom_kind=diag_in.symptom.kind,
         spent=dict(rec.spent),
         no_progress_streak=no_progress_streak([a for a in attempts if a.index <= advice.attempt_index]),
-        suspect_nodes=list(diag_in.suspect_nodes),
+        suspect_nodes=list(diag_in.suspect_nodes if found.suspect_nodes is None else found.suspect_nodes),
     )
     follow.diagnosing = follow.diagnosed = None
     return RecordedFailure(

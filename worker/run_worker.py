@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import signal
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 from typing import Any
 
@@ -41,6 +41,7 @@ from recovery.worker.scheduler_guard import SchedulerGuard
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
 from recovery.workflows.node_history import NodeHistory
+from recovery.workflows.node_history.models import SuspectQuery
 from recovery.workflows.pipeline import Pipeline
 from recovery.workflows.training_run import TrainingRun
 
@@ -96,7 +97,10 @@ def stacks_for(config: WorkerConfig) -> StackCollection:
     )
 
 
-def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[..., Any]]:
+def activities_for(
+    scheduler: Scheduler, config: WorkerConfig, suspects: Callable[[SuspectQuery], Awaitable[list[str]]] | None = None
+) -> list[Callable[..., Any]]:
+    """`suspects`: the cluster's node history, which `diagnose` asks (none: no suspects known)."""
     actions = ActionActivities(scheduler, config)
     # Watches asking within this window share one scheduler poll (one squeue on Slurm).
     window = 0.05 if config.scheduler == "local" else 0.25
@@ -114,7 +118,9 @@ def activities_for(scheduler: Scheduler, config: WorkerConfig) -> list[Callable[
         watch.watch_attempt,
         watch.await_requeue,
         watch.attempt_end,
-        DiagnoseActivities(scheduler, provider_for(config), probing_for(config), watch.coalescer.node_index).diagnose,
+        DiagnoseActivities(
+            scheduler, provider_for(config), probing_for(config), watch.coalescer.node_index, suspects
+        ).diagnose,
         StackActivities(scheduler, stacks_for(config)).collect_hang_stacks,
         NotifyActivities().notify,
         *stage_job_activities(scheduler),
@@ -154,8 +160,8 @@ def build_worker(
     """The worker; `interceptors` run after its own (a test counts what activities do)."""
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun, Pipeline, NodeHistory]
-    activities = activities_for(scheduler, config)
     nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster, may_drain=config.drain_suspect_nodes)
+    activities = activities_for(scheduler, config, nodes.suspects)
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
     activities.append(RunWaitActivities(client).await_runs)  # for chained runs (`submit --after`)
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recovery.workflows.policy import Policy
+from recovery.workflows.policy import Policy, SuspectNodes
 
 # The run's workflow type (the public contract; running histories are of this type). Here rather
 # than beside the workflow so the client and the worker's gauges name it without loading it.
@@ -493,6 +493,10 @@ class DiagnoseInput(Model):
     # The run's exclusions so far. Given, the result counts the usable nodes and names only those
     # `decide` may exclude (these, the implicated and the suspects), not all 10,000 of a cluster.
     excluded_nodes: list[str] | None = None
+    # Given (patch `suspects-in-diagnose`), diagnose asks the cluster's node history for the
+    # suspects under this rule, as of the symptom's detection, beside its own work, and returns
+    # them (`DiagnoseResult.suspect_nodes`); `suspect_nodes` above is then not used.
+    suspect_rule: SuspectNodes | None = None
 
 
 class AttributionInput(Model):
@@ -597,6 +601,7 @@ class DiagnoseResult(Model):
     usable_nodes: list[str] | None = None
     usable_count: int | None = None
     failed_run: JobObservation | None = None  # how the attempt ended, when the scheduler requeued it itself
+    suspect_nodes: list[str] | None = None  # asked by diagnose (the input's `suspect_rule`); None: not asked
 
 
 class RecordAdviceResult(Model):

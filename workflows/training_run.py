@@ -82,6 +82,9 @@ OBSERVER_PATCH = "observer-watch"
 # Histories from before recoveries saved round trips replay as they were: suspect_nodes as an
 # activity of its own, the node-history report awaited before the advice is recorded.
 ROUND_TRIPS_PATCH = "fewer-round-trips"
+# Histories from before diagnose asked the suspects itself replay as they were: suspect_nodes as a
+# local activity in the task that found the failure, before diagnose was scheduled.
+SUSPECTS_PATCH = "suspects-in-diagnose"
 
 
 @workflow.defn(name=TRAINING_RUN)
@@ -267,11 +270,13 @@ class TrainingRun:
         self._milestone("failure_observed", symptom.failed_at or symptom.detected_at, attempt.index)
         self._milestone("symptom_detected", symptom.detected_at, attempt.index)
         # Each activity the advice waits for is one workflow task through the server and back:
-        # seconds under load. Suspects are asked locally, the report is not waited for.
+        # seconds under load. Diagnose asks the suspects itself, the report is not waited for.
         self._fewer_trips = workflow.patched(ROUND_TRIPS_PATCH)
         stacks = await self._hang_stacks(attempt, result)
-        suspects = await self._suspects()
-        found = await self._diagnose(attempt, result, suspects, stacks)
+        asked = workflow.patched(SUSPECTS_PATCH)
+        suspects = [] if asked else await self._suspects()
+        found = await self._diagnose(attempt, result, suspects, stacks, asked)
+        suspects = suspects if found.suspect_nodes is None else found.suspect_nodes
         advice = self._decide(attempt, symptom, found, suspects)
         act = await self._record_advice(attempt, advice)
         await self._notify(advice)
@@ -288,9 +293,9 @@ class TrainingRun:
             await self._restart(attempt, advice)
 
     async def _diagnose(
-        self, attempt: Attempt, result: WatchResult, suspects: list[str], stacks: HangStacks | None
+        self, attempt: Attempt, result: WatchResult, suspects: list[str], stacks: HangStacks | None, ask: bool
     ) -> DiagnoseResult:
-        """The diagnosis, recorded and told to the cluster's node history."""
+        """The diagnosis (with the suspects, when `ask`), recorded and told to the cluster's node history."""
         found = await workflow.execute_activity_method(
             DiagnoseActivities.diagnose,
             DiagnoseInput(
@@ -302,6 +307,7 @@ class TrainingRun:
                 suspect_nodes=suspects,
                 hang_stacks=stacks,
                 excluded_nodes=self.rec.excluded_nodes,
+                suspect_rule=self.spec.policy.suspect_nodes if ask else None,
             ),
             start_to_close_timeout=self._quick(),
             retry_policy=FOREVER,

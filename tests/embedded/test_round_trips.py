@@ -1,6 +1,7 @@
-"""A recovery waits for as few workflow tasks as it can (patch `fewer-round-trips`): on a real dev
-server and worker, the run's history shows suspects asked as a local activity, the node-history
-report scheduled with the advice, and the verification scheduled with the release."""
+"""A recovery waits for as few workflow tasks as it can (patches `fewer-round-trips`,
+`suspects-in-diagnose`): on a real dev server and worker, the run's history shows no activity for
+the suspects (diagnose asks them), the node-history report scheduled with the advice, and the
+verification scheduled with the release."""
 
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ async def test_a_recovery_saves_workflow_tasks(embedded: Embedded, client: Clien
         for e in events
         if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
     ]
-    assert "core_local_activity" in markers  # suspect_nodes, inside the task that found the failure
+    # The suspects are asked by diagnose itself (patch `suspects-in-diagnose`): no activity of
+    # their own, nor a local one holding the task that found the failure.
+    assert "core_local_activity" not in markers
     tasks = scheduled_in(events)
     assert "suspect_nodes" not in tasks
     assert tasks["report_failure"] == tasks["record_advice"]  # the advice does not wait for the report

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
+from recovery.activities.node_history import NodeHistoryUnavailable
 from recovery.activities.node_index import NodeIndex, unusable
 from recovery.activities.rules import (
     as_cluster_nodes,
@@ -12,6 +14,7 @@ from recovery.activities.rules import (
 )
 from recovery.workflows.models import (
     Attempt,
+    AttributionInput,
     DiagnoseInput,
     Diagnosis,
     ImplicatedNode,
@@ -21,6 +24,8 @@ from recovery.workflows.models import (
     Symptom,
     TaskResult,
 )
+from recovery.workflows.node_history.models import SuspectQuery, SuspectRule
+from recovery.workflows.policy import SuspectNodes
 
 T = datetime(2026, 11, 29, 3, tzinfo=UTC)
 
@@ -194,11 +199,80 @@ def test_the_usable_nodes_are_counted_and_only_those_decide_may_exclude_named() 
 
     nodes = [NodeInfo(name=f"node{i}", state="down" if i == 3 else "idle") for i in range(1, 10_001)]
     inp = crashed_on_two_nodes(suspect_nodes=["node3", "node9"], excluded_nodes=["node5"])
-    found = usable_nodes(inp, implicating("node2"), NodeIndex.of(nodes))
+    found = usable_nodes(inp, implicating("node2"), NodeIndex.of(nodes), inp.suspect_nodes)
     assert (found.usable_count, found.usable_nodes) == (9_999, ["node2", "node5", "node9"])
     # Scheduled by a workflow from before the run's exclusions were sent: every name, as then.
-    old = usable_nodes(inp.model_copy(update={"excluded_nodes": None}), implicating("node2"), NodeIndex.of(nodes))
+    old_inp = inp.model_copy(update={"excluded_nodes": None})
+    old = usable_nodes(old_inp, implicating("node2"), NodeIndex.of(nodes), inp.suspect_nodes)
     assert old.usable_count is None and old.usable_nodes is not None and len(old.usable_nodes) == 9_999
+
+
+class History:
+    """A node history that answers after `delay` (or refuses), and remembers what it was asked."""
+
+    def __init__(self, suspects: list[str], delay: float = 0.0, refuse: bool = False) -> None:
+        self.answer, self.delay, self.refuse = suspects, delay, refuse
+        self.asked: list[SuspectQuery] = []
+
+    async def suspects(self, query: SuspectQuery) -> list[str]:
+        self.asked.append(query)
+        await asyncio.sleep(self.delay)
+        if self.refuse:
+            raise NodeHistoryUnavailable("the node history of cluster 'local' did not answer")
+        return self.answer
+
+
+class SeeingSuspects:
+    """An attribution provider that reads the suspects (as the `http` one does)."""
+
+    name = "seeing"
+    every_node = False
+    reads_suspects = True
+
+    def __init__(self) -> None:
+        self.seen: list[str] | None = None
+
+    async def attribute(self, facts: AttributionInput) -> Diagnosis:
+        self.seen = facts.suspect_nodes
+        return implicating("node2")
+
+
+async def test_diagnose_asks_the_suspects_itself_and_names_them_among_the_usable() -> None:
+    from recovery.activities.diagnose import DiagnoseActivities
+    from tests.fakes import ScriptedScheduler
+
+    history = History(["node9"])
+    rule = SuspectNodes(failures=3, window=timedelta(days=1))
+    inp = crashed_on_two_nodes(excluded_nodes=[], suspect_rule=rule)
+    result = await DiagnoseActivities(ScriptedScheduler([]), suspects=history.suspects).diagnose(inp)
+    assert result.suspect_nodes == ["node9"]
+    assert history.asked == [SuspectQuery(rule=SuspectRule(failures=3, window=timedelta(days=1)), now=T)]
+    # Not asked (a workflow from before, which asked them itself): none returned, the input's used.
+    before = crashed_on_two_nodes(excluded_nodes=[], suspect_nodes=["node4"])
+    old = await DiagnoseActivities(ScriptedScheduler([]), suspects=history.suspects).diagnose(before)
+    assert old.suspect_nodes is None and len(history.asked) == 1
+
+
+async def test_a_history_that_cannot_answer_leaves_the_diagnosis_without_suspects() -> None:
+    from recovery.activities.diagnose import DiagnoseActivities
+    from tests.fakes import ScriptedScheduler
+
+    inp = crashed_on_two_nodes(excluded_nodes=[], suspect_rule=SuspectNodes())
+    refusing = History(["node9"], refuse=True)
+    result = await DiagnoseActivities(ScriptedScheduler([]), suspects=refusing.suspects).diagnose(inp)
+    assert result.suspect_nodes == [] and result.diagnosis.category == "unknown"
+    alone = await DiagnoseActivities(ScriptedScheduler([])).diagnose(inp)  # no node history at all
+    assert alone.suspect_nodes == []
+
+
+async def test_a_provider_that_reads_the_suspects_gets_them_before_it_attributes() -> None:
+    from recovery.activities.diagnose import DiagnoseActivities
+    from tests.fakes import ScriptedScheduler
+
+    history, provider = History(["node9"], delay=0.05), SeeingSuspects()
+    inp = crashed_on_two_nodes(excluded_nodes=[], suspect_rule=SuspectNodes())
+    result = await DiagnoseActivities(ScriptedScheduler([]), provider, suspects=history.suspects).diagnose(inp)
+    assert provider.seen == ["node9"] and result.suspect_nodes == ["node9"]
 
 
 # --- implicated names as the cluster's node names -----------------------------------------------
