@@ -34,6 +34,7 @@ FAMILIES = {
     "exception-words",
     "errno",
     "runner",
+    "gpu-health",
 }
 
 
