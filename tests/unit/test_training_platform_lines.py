@@ -174,14 +174,55 @@ FAILURES = [
         False,
         "scheduler-k8s-evicted-memory",
     ),
-    # operate-first/apps issue 1352: pods refused from a node under disk pressure.
+    # operate-first/apps issue 1352: pods refused from a node under disk pressure (a full disk).
     (
         "https://github.com/operate-first/apps/issues/1352",
         "build-log-clustering-sklearn-default-0-classifier-56b4b9d9cqz7f   ds-ml-workflows-ws"
         "                                 Evicted   oct-03-09-compute   Pod The node had condition: [DiskPressure]. ",
         "system_software",
-        True,
+        False,
         "scheduler-k8s-node-disk-pressure",
+    ),
+    # derailed/k9s issue 174: the pod's status says Evicted; its message says why, and speaks.
+    (
+        "https://github.com/derailed/k9s/issues/174",
+        "Status:             Failed\n"
+        "Reason:             Evicted\n"
+        "Message:            The node was low on resource: memory. Container proprietary-crawler was using"
+        " 9402820Ki, which exceeds its request of 7G. ",
+        "out_of_memory",
+        False,
+        "scheduler-k8s-evicted-memory",
+    ),
+    # kubernetes/kubernetes issue 122932: the same for the node's ephemeral storage.
+    (
+        "https://github.com/kubernetes/kubernetes/issues/122932",
+        "Status:               Failed\n"
+        "Reason:               Evicted\n"
+        "Message:              The node was low on resource: ephemeral-storage. Threshold quantity: 1Gi,"
+        " available: 777784Ki.",
+        "system_software",
+        False,
+        "scheduler-k8s-evicted-storage",
+    ),
+    # aws/sagemaker-python-sdk issue 35: the job's request is refused (the account id replaced).
+    (
+        "https://github.com/aws/sagemaker-python-sdk/issues/35",
+        "E           ValueError: Error training sagemaker-mxnet-py2-cpu-2018-01-01-03-36-55-859: Failed Reason:"
+        " ClientError: SageMaker was unable to assume the role 'arn:aws:iam::123456789012:role/SageMakerRole'",
+        "application",
+        False,
+        "managed-training-sagemaker-client-error",
+    ),
+    # aws/amazon-sagemaker-examples issue 1224: the training toolkit's own report.
+    (
+        "https://github.com/aws/amazon-sagemaker-examples/issues/1224",
+        "2020-05-27 12:17:39,308 sagemaker_pytorch_container.training INFO     Invoking user training script.\n"
+        "2020-05-27 12:17:39,523 sagemaker-containers ERROR    Reporting training FAILURE\n"
+        "2020-05-27 12:17:39,523 sagemaker-containers ERROR    framework error: ",
+        "unknown",
+        True,
+        "managed-training-sagemaker-user-script-error",
     ),
     # kubeflow/mpi-operator issue 90: the launcher crash-loops; Horovod's mpirun.real names the
     # rank and node that died of SIGKILL.
@@ -216,7 +257,7 @@ def test_a_platforms_end_is_read(source: str, text: str, category: str, retryabl
 
 
 def test_the_mpi_launchers_rank_and_node_are_named() -> None:
-    found = diagnose(FAILURES[16][1])
+    found = diagnose(next(t for src, t, *_ in FAILURES if src.endswith("mpi-operator/issues/90")))
     assert found.implicated.ranks == [1]
     assert found.implicated.nodes == ["mpi-test-2-mpijob-worker-1"]
 
