@@ -70,6 +70,12 @@ Openers and closers, as their sources print them:
   then `Started container`, once it got it. A pod still backing off at the log's end cannot start:
   its image name, tag or registry credentials are wrong, as the registry refusing it is the job's
   (docs/signatures.md).
+- The kubelet while it cannot attach or mount a pod's volumes (pkg/kubelet/volumemanager
+  WaitForAttachAndMount: `timeout expired waiting for volumes to attach/mount for pod` in older
+  releases, `Unable to attach or mount volumes: unmounted volumes=[...] ...: timed out waiting for
+  the condition` now, as FailedMount events), until the container starts. A pod still waiting at
+  the log's end never started: the volume's storage or its attachment to the node failed
+  (system_software, retried).
 - NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
   ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
   communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
@@ -251,6 +257,10 @@ PATTERNS = [
     # The kubelet backs off pulling a container's image, until it has it and starts the container.
     (OPEN, r"(?P<k8s_image>)(?:\bErrImagePull\b|\bImagePullBackOff\b|Back-off pulling image )"),
     (CLOSE, r"(?P<k8s_image>)" + _K8S_PULLED),
+    # The kubelet times out attaching or mounting a pod's volumes, until its container starts.
+    (OPEN, r"(?P<k8s_mount>)timeout expired waiting for volumes to attach(?:/| or )mount"),
+    (OPEN, r"(?P<k8s_mount>)Unable to attach or mount volumes: "),
+    (CLOSE, r"(?P<k8s_mount>)" + _STARTED),
     # Before 2.19 (no Init START): a process's tree and ring lines, read per `host:pid`.
     (OPEN, _NCCL_PROCESS + r"Trees \[\d+\] "),
     (OPEN, _NCCL_PROCESS + r"Channel \d+/\d+ :(?: +\d+)+\s*$"),
@@ -355,6 +365,12 @@ K8S_IMAGE = _hang(
     "the pod cannot start; the image's name or tag, or the credentials for its registry, are wrong",
     "application",
     retryable=False,
+)
+K8S_MOUNT = _hang(
+    "stuck-mounting-volumes",
+    "the log ends while the kubelet still cannot attach or mount the pod's volumes (it timed out "
+    "waiting for them): the pod never started; the volume's storage or its attachment to the node failed",
+    "system_software",
 )
 INTERRUPTED_WAITING = _hang(
     "interrupted-while-waiting",
@@ -561,6 +577,7 @@ _PHASE_GROUPS = (
     "k8s_unfit",
     "k8s_pending",
     "k8s_image",
+    "k8s_mount",
 )
 # What a phase other than the generic "stuck there" means, by its name.
 _MEANINGS = {
@@ -570,6 +587,7 @@ _MEANINGS = {
     "k8s_pending": K8S_PENDING,
     "k8s_unfit": K8S_UNFIT,
     "k8s_image": K8S_IMAGE,
+    "k8s_mount": K8S_MOUNT,
 }
 # Phases that say more than the one that opened first: a process still retrying to reach a host
 # says what the phases it sits in wait for; the autoscaler's "would not fit on a new node" says

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from recovery.activities.signatures.catalog import Signature
-from recovery.activities.signatures.phases import K8S_IMAGE, K8S_PENDING, K8S_UNFIT
+from recovery.activities.signatures.phases import K8S_IMAGE, K8S_MOUNT, K8S_PENDING, K8S_UNFIT
 from tests.unit.real_lines import diagnose
 
 # (source, excerpt, category, retryable, signature of the first evidence line)
@@ -318,6 +318,16 @@ NEVER_STARTED = [
         ' with ImagePullBackOff: "Back-off pulling image \\"mitdbg/modeldb-backend:kf0.4\\""',
         K8S_IMAGE,
     ),
+    # kubernetes/kubernetes issue 30177: the kubelet times out mounting the pod's volumes, for an hour.
+    (
+        "https://github.com/kubernetes/kubernetes/issues/30177",
+        "1h          1m         37        some-api-2275263275-01pq7              Pod"
+        "                                             Warning   FailedMount               {kubelet"
+        ' gke-cluster-1-default-pool-4399eaa3-os4v}      Unable to mount volumes for pod "some-api-2275263275-01pq7'
+        '_default(afc5ae68-5b5e-11e6-afbb-42010a800105)": timeout expired waiting for volumes to attach/mount for'
+        ' pod "some-api-2275263275-01pq7"/"default". list of unattached/unmounted volumes=[default-token-880jy]',
+        K8S_MOUNT,
+    ),
 ]
 
 
@@ -378,7 +388,7 @@ def test_a_pod_placed_or_its_image_pulled_after_waiting_is_healthy() -> None:
     placed = "\n  Normal   Scheduled  10s  default-scheduler  Successfully assigned default/trainer-0 to gpu-node-3"
     started = "\n  Normal   Started    2s   kubelet            Started container trainer"
     for _, text, meaning in NEVER_STARTED:
-        tail = started if meaning is K8S_IMAGE else placed
+        tail = started if meaning in (K8S_IMAGE, K8S_MOUNT) else placed
         assert diagnose(text + tail).symptom == "none"
 
 
