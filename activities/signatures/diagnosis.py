@@ -97,6 +97,19 @@ MAX_EXEC_HOSTS = 8
 # releases printed a bare "*** STEP 1234.0 ON node CANCELLED AT ... ***".
 SRUN_PATTERNS = [("srun:terminating", r"^srun: Terminating (?:job step )?(?:StepId=)?(?P<step>\d+\.\w+)\s*$")]
 MAX_SRUN_STEPS = 64
+# `kubectl describe pod` (pkg/describe describeContainerState): a container's `State:` (Running,
+# Waiting or Terminated, with its Reason and Exit Code under it), then `Last State:` for the run
+# before the kubelet restarted it, then `Ready:` and `Restart Count:`. An exit code under `Last
+# State:` of a container whose `State:` is Running is a previous run's: the kubelet restarted it and
+# it runs again, so a bare signal exit code there (a probe's kill, a node's) is not the run's end.
+# A reason that names a cause (OOMKilled) still speaks, as a pod listed OOMKilled does.
+K8S_STATE_PATTERNS = [
+    ("k8s:running", r"^\s*State:\s+Running\s*$"),
+    ("k8s:last-state", r"^\s*Last State:\s+Terminated\s*$"),
+]
+K8S_STATE_LINES = 4  # `Last State:` within this of `State: Running` (its `Started:` between)
+K8S_EXIT_LINES = 3  # `Exit Code:` within this of `Last State:` (its `Reason:` between)
+RESTARTED_EXIT = "container-exit-by-signal"
 CANCELLED_BY_SRUN = ("slurm-cancelled", "scheduler-slurm-task-failure-kill")
 _CANCELLED_STEP = re.compile(r"\*\*\* STEP (\S+) ")
 # NCCL's detail of an error, as PyTorch prints it under the error (getNcclErrorDetailStr): a
@@ -122,6 +135,7 @@ EXTRA_PATTERNS = (
     + PHASE_PATTERNS
     + EXEC_HOST_PATTERNS
     + SRUN_PATTERNS
+    + K8S_STATE_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -215,6 +229,8 @@ class LogDiagnoser:
         self._rendezvous = RankMapping()
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
+        self._k8s_running = -K8S_STATE_LINES - 1  # line of the latest `State: Running`
+        self._k8s_last_state = -K8S_EXIT_LINES - 1  # line of a `Last State:` under a running one
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
         self._wait_frame: LineMatch | None = None  # the latest traceback frame in a wait point
         # The writer of the last traceback header: a logger that prefixes only a record's first
@@ -255,6 +271,8 @@ class LogDiagnoser:
             self._structure(structure[0], recognised=bool(signatures))
             if self._tracebacks.ignored_line == structure[0].line:
                 signatures = []  # the exception CPython reported as ignored: the program went on
+        if signatures and self._restarted(signatures):
+            signatures = []  # a previous run's exit code, and the container runs again
         if signatures:
             # The more specific signature speaks for its line; between equals, a root cause before
             # a cascade (`Xid 45 ... caused by previous Xid 149` is both), then the one that names
@@ -281,6 +299,13 @@ class LogDiagnoser:
             if len(self._srun_ended) < MAX_SRUN_STEPS:
                 self._srun_ended.add(matches[0].groups["step"])
             return None
+        if matches[0].pattern == "k8s:running":
+            self._k8s_running = matches[0].line
+            return None
+        if matches[0].pattern == "k8s:last-state":
+            if matches[0].line - self._k8s_running <= K8S_STATE_LINES:
+                self._k8s_last_state = matches[0].line
+            return None
         if matches[0].pattern == "exec:host":
             if len(self._exec_hosts) < MAX_EXEC_HOSTS:
                 self._exec_hosts.add(matches[0].groups["host"])
@@ -302,6 +327,12 @@ class LogDiagnoser:
         rank = line_rank(matches[0].text)
         record = self.progress.parse(matches[0].text, matches[0].line, formats=formats, rank=rank)
         return self._progress(record) if record is not None else None
+
+    def _restarted(self, signatures: list[LineMatch]) -> bool:
+        """An exit code under `kubectl describe`'s `Last State:` of a container now Running."""
+        line = signatures[0].line
+        recent = 0 < line - self._k8s_last_state <= K8S_EXIT_LINES
+        return recent and all(m.pattern == RESTARTED_EXIT for m in signatures)
 
     def _rank_on_line(self, match: LineMatch) -> tuple[int, bool, int]:
         signature = self.catalog[match.pattern]

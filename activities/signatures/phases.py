@@ -55,6 +55,27 @@ Openers and closers, as their sources print them:
   on such a request: the task waits until it is placed, and nothing but progress says it was. An
   infeasible request is the job's (it asks for more GPUs, CPUs or custom resources than any node
   has, or Ray was started without its GPUs): not retried.
+- Kubernetes while a pod cannot be placed: kube-scheduler's FailedScheduling event, `0/N nodes are
+  available: <reasons>.` (pkg/scheduler/framework/types.go FitError), repeated while the pod stays
+  Pending; Volcano's gang scheduler, `m/n tasks in gang unschedulable: ...` (its FailedScheduling);
+  the cluster autoscaler's `pod didn't trigger scale-up` (NotTriggerScaleUp). The pod is placed when
+  the scheduler says `Successfully assigned <pod> to <node>` (Scheduled), the autoscaler `pod
+  triggered scale-up` (TriggeredScaleUp: a node is coming), or the kubelet starts its containers.
+  A pod still waiting when the log ends never started: the scheduler holds it until capacity frees
+  (retried later); the autoscaler's `(it wouldn't fit if a new node is added)` says no node the
+  cluster can add is big enough for the pod's request, which a rerun asks again (the job's).
+- The kubelet while it cannot pull a container's image: `ErrImagePull`, then `ImagePullBackOff` and
+  `Back-off pulling image "<image>"` (pkg/kubelet/images/image_manager.go) as it retries with
+  back-off; `Successfully pulled image` or `Container image ... already present on machine`, and
+  then `Started container`, once it got it. A pod still backing off at the log's end cannot start:
+  its image name, tag or registry credentials are wrong, as the registry refusing it is the job's
+  (docs/signatures.md).
+- The kubelet while it cannot attach or mount a pod's volumes (pkg/kubelet/volumemanager
+  WaitForAttachAndMount: `timeout expired waiting for volumes to attach/mount for pod` in older
+  releases, `Unable to attach or mount volumes: unmounted volumes=[...] ...: timed out waiting for
+  the condition` now, as FailedMount events), until the container starts. A pod still waiting at
+  the log's end never started: the volume's storage or its attachment to the node failed
+  (system_software, retried).
 - NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
   ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
   communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
@@ -136,6 +157,11 @@ def _wait_points() -> tuple[str, str, str]:
 
 _QUOTED, _SPY, _NATIVE = _wait_points()
 # NCCL's line prefix `host:pid:tid [dev] NCCL INFO `, the process (`host:pid`) as the phase's name.
+# A Kubernetes pod that got past scheduling: assigned to a node, a node added for it, or running.
+_STARTED = r"Started container"
+_K8S_PLACED = r"(?:Successfully assigned \S+ to |pod triggered scale-up|\bTriggeredScaleUp\b|" + _STARTED + ")"
+# The kubelet got a container's image (pulled it, or found it on the node).
+_K8S_PULLED = r"(?:Successfully pulled image |Container image \"[^\"]*\" already present on machine|" + _STARTED + ")"
 _NCCL_PROCESS = r"(?P<nccl_proc>[\w.-]+:\d+):\d+ \[\d+\] NCCL INFO "
 PATTERNS = [
     (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
@@ -220,6 +246,21 @@ PATTERNS = [
     # pending placement groups`. Part of the wait's output, not a wait of its own (a cluster that
     # scales up shows pending demands too).
     (MORE, r"^\s*\{[^{}\n]*\}(?: \* \d+)?(?: \([A-Z_]+\))?: \d+\+ pending (?:tasks/actors|placement groups)"),
+    # Kubernetes cannot place a pod (kube-scheduler's FitError, Volcano's gang, the autoscaler), until
+    # it is assigned, a node is added for it, or its containers start.
+    (OPEN, r"\b(?P<k8s_pending>)\d+/\d+ nodes are available: "),
+    (OPEN, r"\b(?P<k8s_pending>)\d+/\d+ tasks in gang unschedulable: "),
+    (OPEN, r"(?P<k8s_pending>)pod didn't trigger scale-up"),
+    (OPEN, r"(?P<k8s_unfit>)pod didn't trigger scale-up \(it wouldn't fit if a new node is added\)"),
+    (CLOSE, r"(?P<k8s_pending>)" + _K8S_PLACED),
+    (CLOSE, r"(?P<k8s_unfit>)" + _K8S_PLACED),
+    # The kubelet backs off pulling a container's image, until it has it and starts the container.
+    (OPEN, r"(?P<k8s_image>)(?:\bErrImagePull\b|\bImagePullBackOff\b|Back-off pulling image )"),
+    (CLOSE, r"(?P<k8s_image>)" + _K8S_PULLED),
+    # The kubelet times out attaching or mounting a pod's volumes, until its container starts.
+    (OPEN, r"(?P<k8s_mount>)timeout expired waiting for volumes to attach(?:/| or )mount"),
+    (OPEN, r"(?P<k8s_mount>)Unable to attach or mount volumes: "),
+    (CLOSE, r"(?P<k8s_mount>)" + _STARTED),
     # Before 2.19 (no Init START): a process's tree and ring lines, read per `host:pid`.
     (OPEN, _NCCL_PROCESS + r"Trees \[\d+\] "),
     (OPEN, _NCCL_PROCESS + r"Channel \d+/\d+ :(?: +\d+)+\s*$"),
@@ -300,6 +341,36 @@ RAY_INFEASIBLE = _hang(
     "Ray started without its GPUs): the request waits forever, and a rerun asks the same",
     "application",
     retryable=False,
+)
+K8S_PENDING = _hang(
+    "stuck-unschedulable",
+    "the log ends while Kubernetes still cannot place the job's pod (no node has the GPUs, CPU or "
+    "memory it requests free, or its gang cannot be placed whole): the job never started, and the "
+    "scheduler holds it until capacity frees",
+    "scheduler",
+)
+# The request is the job's own: no node the cluster can add fits it, and a rerun asks the same.
+K8S_UNFIT = _hang(
+    "stuck-unfittable",
+    "the log ends while the job's pod waits for a node that cannot exist: the cluster autoscaler says "
+    "it would not fit even on a new node (it requests more GPUs, CPU or memory than any node type "
+    "has), so it never starts, and a rerun asks the same",
+    "application",
+    retryable=False,
+)
+# A registry that refuses the job's image is the job's (docs/signatures.md).
+K8S_IMAGE = _hang(
+    "stuck-pulling-image",
+    "the log ends while the kubelet keeps backing off pulling a container's image (ImagePullBackOff): "
+    "the pod cannot start; the image's name or tag, or the credentials for its registry, are wrong",
+    "application",
+    retryable=False,
+)
+K8S_MOUNT = _hang(
+    "stuck-mounting-volumes",
+    "the log ends while the kubelet still cannot attach or mount the pod's volumes (it timed out "
+    "waiting for them): the pod never started; the volume's storage or its attachment to the node failed",
+    "system_software",
 )
 INTERRUPTED_WAITING = _hang(
     "interrupted-while-waiting",
@@ -482,11 +553,13 @@ class Phases:
     def stuck(self, lines: int) -> LineMatch | None:
         """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
         of the last phase line. A process still retrying to reach a host says what the phases it
-        sits in (NCCL 2.24+ retries inside its communicator's init) wait for: that phase speaks."""
+        sits in (NCCL 2.24+ retries inside its communicator's init) wait for, and the autoscaler's
+        "would not fit on a new node" why the unplaced pod waits: those phases speak (`_TELLING`)."""
         if not self.open or lines - self.last_line > TAIL_LINES:
             return None
-        if "connect" in self.open:
-            return self.open["connect"]
+        for name in _TELLING:
+            if name in self.open:
+                return self.open[name]
         return min(self.open.values(), key=lambda m: m.line)
 
 
@@ -501,9 +574,25 @@ _PHASE_GROUPS = (
     "srun_step",
     "ray_pending",
     "ray_infeasible",
+    "k8s_unfit",
+    "k8s_pending",
+    "k8s_image",
+    "k8s_mount",
 )
 # What a phase other than the generic "stuck there" means, by its name.
-_MEANINGS = {"connect": CONNECTING, "ray_pending": RAY_PENDING, "ray_infeasible": RAY_INFEASIBLE}
+_MEANINGS = {
+    "connect": CONNECTING,
+    "ray_pending": RAY_PENDING,
+    "ray_infeasible": RAY_INFEASIBLE,
+    "k8s_pending": K8S_PENDING,
+    "k8s_unfit": K8S_UNFIT,
+    "k8s_image": K8S_IMAGE,
+    "k8s_mount": K8S_MOUNT,
+}
+# Phases that say more than the one that opened first: a process still retrying to reach a host
+# says what the phases it sits in wait for; the autoscaler's "would not fit on a new node" says
+# why the pod the scheduler could not place waits.
+_TELLING = ("connect", "k8s_unfit")
 
 
 def signature(match: LineMatch) -> Signature:
