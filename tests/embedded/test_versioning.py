@@ -35,7 +35,7 @@ WORKER_N_PLUS_1 = textwrap.dedent("""\
     from recovery.worker import run_worker
     run_worker.TrainingRun = upgraded.TrainingRun
     today = run_worker.activities_for
-    run_worker.activities_for = lambda scheduler, config: [*today(scheduler, config), upgraded.announce_restart]
+    run_worker.activities_for = lambda *args: [*today(*args), upgraded.announce_restart]
     from recovery.worker.cli import main
     main(["worker"])
     """)
