@@ -127,6 +127,23 @@ FAILURES = [
         True,
         "shell-illegal-instruction",
     ),
+    # meshtastic/web issue 148: a container's glibc needs a newer x86-64 level than the VM's CPU.
+    (
+        "https://github.com/meshtastic/web/issues/148",
+        "Attaching to mesh_meshtastic_1\nmeshtastic_1  | Fatal glibc error: CPU does not support x86-64-v2",
+        "system_software",
+        True,
+        "glibc-cpu-isa-level",
+    ),
+    # qastack.jp, unix 116959 (a translated Unix & Linux answer): bash's job-control report of a
+    # job killed from another shell.
+    (
+        "https://qastack.jp/unix/116959/there-are-stopped-jobs-on-bash-exit",
+        "user@mysystem:~$ kill 17781\n[1]+ Killed python",
+        "unknown",
+        True,
+        "bash-job-status",
+    ),
 ]
 
 
