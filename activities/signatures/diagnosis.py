@@ -576,6 +576,10 @@ class LogDiagnoser:
                     and not other.context.warning
                 ):
                     found.add_groups(other.match.groups)
+                    for sibling in other.siblings:
+                        # As the winner's: srun's `n1: task 0: Aborted (core dumped)` on the
+                        # abort's line says where the C library's message above it was printed.
+                        found.add_groups({k: v for k, v in sibling.groups.items() if k in PLACE_GROUPS})
                     found.add_context(other.context)
         if sig.cascade and not (found.ranks or found.nodes or found.peers):
             # Follow-on errors alone: what a cascade's groups name is the failed party (never the
