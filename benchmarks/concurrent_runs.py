@@ -32,6 +32,17 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+Two workers from the start, after `diagnose` began asking the suspects itself beside its own
+work (patch `suspects-in-diagnose`), a question rode on the node-history update already on its
+way, and the node history's tasks went first (priority 1) (82b7ab8), 2026-12-03, the same
+command (the unit tests ran during the start-up; load 1.7-3.3 during the steady and the burst
+phases): started in 530 s, steady 7% / 7% / 1%, workers' RSS 1,153 / 1,131 MiB, failure ->
+advice p50 4.3 s, p95 5.2 s, successor running 6.8 s / 7.8 s; the node history's workflow tasks
+queued 0.04 s / 0.09 s, the runs' 0.58 s / 1.42 s; watch done -> diagnose scheduled 1.45 s /
+2.34 s, `diagnose` 0.78 s / 1.60 s (the suspects' round trip inside it). The run before it
+(baa6fe8's priority alone, helpers' unit tests during the burst, load 3.4-4.9) had the node
+history's tasks queued 0.01 s / 0.65 s against the runs' 0.99 s / 1.86 s.
+
 Two workers from the start, after a diagnosis stopped walking every node (a `NodeIndex`), hang
 detection kept its learned timeout, and the observer gave the event loop back every 100
 attempts it judges (issue 14j, 107433d; bf8cdec is the last column below), 2026-12-03, no other
