@@ -31,7 +31,7 @@ import gc
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import structlog
@@ -52,9 +52,19 @@ QUIET = 10.0  # seconds since the last recovery activity ended: none is under wa
 WAITS = frozenset({"watch_attempt", "await_runs"})
 
 
+def _recovering(kind: str, args: Sequence[Any]) -> bool:
+    """Whether an activity is a step of a recovery. A run's start (its first submit, or the
+    adoption of its job) is not one: counted as one, 10,000 runs starting kept a worker from a
+    quiet moment for the 9-17 minutes they took, and the workflows it let go of from its cache
+    meanwhile stayed frozen, in memory, past the start-up."""
+    if kind in WAITS or kind == "adopt_attempt":
+        return False
+    return not (kind == "submit_attempt" and args and getattr(args[0], "attempt_index", None) == 0)
+
+
 class Quiet(Interceptor):
-    """Whether no recovery is under way on this worker: no activity but the waits running, and
-    none ended within `after` seconds (a recovery's steps follow each other within a second or
+    """Whether no recovery is under way on this worker: none of a recovery's activities running
+    (`_recovering`), and none ended within `after` seconds (a recovery's steps follow each other within a second or
     two). Called as `quiet()`."""
 
     def __init__(self, after: float = QUIET) -> None:
@@ -86,7 +96,7 @@ class _Counted(ActivityInboundInterceptor):
         self._quiet = quiet
 
     async def execute_activity(self, input: ExecuteActivityInput) -> Any:
-        if activity.info().activity_type in WAITS:
+        if not _recovering(activity.info().activity_type, input.args):
             return await self.next.execute_activity(input)
         self._quiet._begin()
         try:

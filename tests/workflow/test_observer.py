@@ -29,7 +29,15 @@ from temporalio.worker import (
 from recovery.client.config import WorkerConfig
 from recovery.worker.gc_pauses import Quiet
 from recovery.worker.run_worker import build_worker
-from recovery.workflows.models import JobObservation, JobState, RunInput, RunSpec, RunStatus, TaskResult
+from recovery.workflows.models import (
+    JobObservation,
+    JobState,
+    RunInput,
+    RunSpec,
+    RunStatus,
+    SubmitRequest,
+    TaskResult,
+)
 from tests.fakes import ScriptedScheduler
 from tests.workflow.conftest import make_spec
 
@@ -220,6 +228,37 @@ async def test_runs_the_worker_let_go_of_are_replayed_and_recovered_once(
         await until(lambda: all(counts.heartbeats[s.run_id] >= 1 for s in specs))
         await three_fail_and_only_they_recover(handles, scheduler, counts)
     assert any("cache full" in r.getMessage() for r in caplog.records), "the runs were let go of and replayed"
+
+
+class SlowSubmits(CountingScheduler):
+    """Its submits wait at a gate: a run's start held half-done, for the test to look at."""
+
+    def __init__(self, outcomes: list[str], nodes: int) -> None:
+        super().__init__(outcomes, nodes=nodes)
+        self.gate = asyncio.Event()
+        self.waiting = 0
+
+    async def submit(self, request: SubmitRequest) -> JobObservation:
+        self.waiting += 1
+        await self.gate.wait()
+        return await super().submit(request)
+
+
+async def test_runs_starting_leave_a_worker_quiet(skipping_env: WorkflowEnvironment) -> None:
+    """A run's first submit is no recovery: 10,000 starting must not keep the heap frozen."""
+    scheduler = SlowSubmits(["run"], nodes=8)
+    quiet = Quiet(after=0.5)
+    queue = f"q-{uuid.uuid4().hex[:8]}"
+    spec = make_spec(nodes=1)
+    async with build_worker(skipping_env.client, scheduler, WorkerConfig(), task_queue=queue, interceptors=[quiet]):
+        handle = await skipping_env.client.start_workflow(
+            "TrainingRun", RunInput(spec=spec), id=spec.run_id, task_queue=queue, result_type=RunStatus
+        )
+        await until(lambda: scheduler.waiting == 1)  # the first submit is under way
+        assert quiet()
+        scheduler.gate.set()
+        await until(lambda: scheduler.submits == 1)
+        await handle.cancel()
 
 
 async def test_a_worker_is_quiet_while_its_runs_are_only_watched(skipping_env: WorkflowEnvironment) -> None:
