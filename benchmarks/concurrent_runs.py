@@ -32,6 +32,14 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+The same command after a run's first submit stopped counting as a recovery step for the GC thaw
+(ac3bde3, no other load): the workers thawed during the start-up (3.6 s walks freeing 590,000-
+670,000 objects, about every 5 minutes) where they had waited for it to end. Started in 513 s,
+steady 12% / 12% / 1% (a thaw fell in the window), workers' RSS 1,041 / 1,039 MiB in the steady
+window and 996 / 989 MiB in the burst, failure -> advice p50 3.0 s, p95 4.3 s, successor running
+5.4 s / 7.2 s; workflow tasks queued 0.71 s / 1.53 s, the node history's 0.04 s / 0.27 s;
+watch done -> diagnose scheduled 0.89 s / 1.25 s, `diagnose` 0.58 s / 0.88 s.
+
 Two workers from the start, after `diagnose` began asking the suspects itself beside its own
 work (patch `suspects-in-diagnose`), a question rode on the node-history update already on its
 way, and the node history's tasks went first (priority 1) (82b7ab8), 2026-12-03, the same
