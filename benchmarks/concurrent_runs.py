@@ -38,7 +38,10 @@ The same command after a run's first submit stopped counting as a recovery step 
 steady 12% / 12% / 1% (a thaw fell in the window), workers' RSS 1,041 / 1,039 MiB in the steady
 window and 996 / 989 MiB in the burst, failure -> advice p50 3.0 s, p95 4.3 s, successor running
 5.4 s / 7.2 s; workflow tasks queued 0.71 s / 1.53 s, the node history's 0.04 s / 0.27 s;
-watch done -> diagnose scheduled 0.89 s / 1.25 s, `diagnose` 0.58 s / 0.88 s.
+watch done -> diagnose scheduled 0.89 s / 1.25 s, `diagnose` 0.58 s / 0.88 s. Again (3e918af,
+the same tree and command, no other load): started in 486 s, steady 11% / 11% / 1%, RSS
+1,007 / 1,022 MiB (983 / 981 MiB in the burst), advice 2.8 s / 4.1 s, successor running 5.5 s /
+6.8 s, the second worker's share 54-55 %.
 
 Two workers from the start, after `diagnose` began asking the suspects itself beside its own
 work (patch `suspects-in-diagnose`), a question rode on the node-history update already on its
