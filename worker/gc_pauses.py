@@ -41,6 +41,7 @@ from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, 
 
 from recovery.activities.metrics import DESCRIPTIONS, GC_PAUSE
 from recovery.worker.stopping import stopped_within
+from recovery.workflows.models import SubmitInput
 
 log = structlog.get_logger("recovery.worker")
 
@@ -59,13 +60,14 @@ def _recovering(kind: str, args: Sequence[Any]) -> bool:
     meanwhile stayed frozen, in memory, past the start-up."""
     if kind in WAITS or kind == "adopt_attempt":
         return False
-    return not (kind == "submit_attempt" and args and getattr(args[0], "attempt_index", None) == 0)
+    first_submit = kind == "submit_attempt" and isinstance(args[0], SubmitInput) and args[0].attempt_index == 0
+    return not first_submit
 
 
 class Quiet(Interceptor):
     """Whether no recovery is under way on this worker: none of a recovery's activities running
-    (`_recovering`), and none ended within `after` seconds (a recovery's steps follow each other within a second or
-    two). Called as `quiet()`."""
+    (`_recovering`), and none ended within `after` seconds (a recovery's steps follow each other
+    within a second or two). Called as `quiet()`."""
 
     def __init__(self, after: float = QUIET) -> None:
         self._after = after

@@ -552,9 +552,7 @@ class Phases:
 
     def stuck(self, lines: int) -> LineMatch | None:
         """The line that opened the earliest phase still open, if the log ends within `TAIL_LINES`
-        of the last phase line. A process still retrying to reach a host says what the phases it
-        sits in (NCCL 2.24+ retries inside its communicator's init) wait for, and the autoscaler's
-        "would not fit on a new node" why the unplaced pod waits: those phases speak (`_TELLING`)."""
+        of the last phase line; an open phase of `_TELLING` speaks before it."""
         if not self.open or lines - self.last_line > TAIL_LINES:
             return None
         for name in _TELLING:
@@ -590,8 +588,9 @@ _MEANINGS = {
     "k8s_mount": K8S_MOUNT,
 }
 # Phases that say more than the one that opened first: a process still retrying to reach a host
-# says what the phases it sits in wait for; the autoscaler's "would not fit on a new node" says
-# why the pod the scheduler could not place waits.
+# says what the phases it sits in (NCCL 2.24+ retries inside its communicator's init) wait for;
+# the autoscaler's "would not fit on a new node" says why the pod the scheduler could not place
+# waits.
 _TELLING = ("connect", "k8s_unfit")
 
 
