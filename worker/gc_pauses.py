@@ -21,6 +21,12 @@ whole heap about once per `THAW`, when it is idle, not every 40 s in the middle 
 holds at most a `THAW`'s worth of let-go workflows (a worker that is never quiet thaws after
 twice `THAW`). Left to the collector, that walk comes wherever the next allocations trigger
 it, a burst of failures included; at 10,000 runs it took 3.8-6.4 s.
+
+What a thaw frees the allocator would keep (its heaps keep freed pages between live blocks),
+so after it the pages are handed back to the system (`heap.trim`): at 2,000 runs on one worker
+that alone took its resident size from 595 to 555 MiB, in 6 ms. And while runs start, a full
+cache lets workflows go faster than one thaw every `THAW` frees them: a worker that has grown
+by `GROWTH` since its last thaw thaws at its next quiet moment, without waiting for `THAW`.
 `gc_freeze: false` (worker config) turns it off.
 """
 
@@ -39,6 +45,7 @@ from temporalio import activity
 from temporalio.common import MetricMeter
 from temporalio.worker import ActivityInboundInterceptor, ExecuteActivityInput, Interceptor
 
+from recovery.activities import heap
 from recovery.activities.metrics import DESCRIPTIONS, GC_PAUSE
 from recovery.worker.stopping import stopped_within
 from recovery.workflows.models import SubmitInput
@@ -48,9 +55,16 @@ log = structlog.get_logger("recovery.worker")
 LONG = 0.5  # seconds: a pause the workflow tasks and the observer feel
 THAW = 300.0  # seconds between giving the frozen objects back to the collector
 QUIET = 10.0  # seconds since the last recovery activity ended: none is under way
+# Bytes a worker may grow by before it gives memory back without waiting for THAW: while runs
+# start, workflows are let go of from a full cache faster than THAW frees them.
+GROWTH = 128 * 2**20
 # Activities that only wait (for news of an attempt, for other runs): always running, they say
 # nothing of a recovery under way.
 WAITS = frozenset({"watch_attempt", "await_runs"})
+
+
+def _grown(since: int | None, now: int | None, growth: int) -> bool:
+    return since is not None and now is not None and now - since >= growth
 
 
 def _recovering(kind: str, args: Sequence[Any]) -> bool:
@@ -124,11 +138,24 @@ class GcPauses:
         gc.callbacks.remove(self._callback)
 
     async def thawing(
-        self, stop: asyncio.Event, quiet: Callable[[], bool], every: float = THAW, poll: float = 1.0
+        self,
+        stop: asyncio.Event,
+        quiet: Callable[[], bool],
+        every: float = THAW,
+        poll: float = 1.0,
+        growth: int = GROWTH,
+        resident: Callable[[], int | None] = heap.resident_bytes,
     ) -> None:
-        """Until `stop`: every `every` seconds, at the first `quiet()` moment (or after another
-        `every`), give back what was frozen and collect the whole heap now."""
-        while not await stopped_within(stop, every):
+        """Until `stop`: every `every` seconds, or sooner once the worker has grown by `growth`
+        bytes since the last time, at the first `quiet()` moment (or after another `every`),
+        give back what was frozen, collect the whole heap now and hand the freed pages back to
+        the system."""
+        since = resident()
+        while True:
+            due = time.monotonic() + every
+            while time.monotonic() < due and not _grown(since, resident(), growth):
+                if await stopped_within(stop, poll):
+                    return
             waited = 0.0
             while not quiet() and waited < every:
                 if await stopped_within(stop, poll):
@@ -137,6 +164,8 @@ class GcPauses:
             if gc.get_freeze_count():
                 gc.unfreeze()
                 gc.collect()  # long: the callback freezes what survived
+            heap.trim()
+            since = resident()
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         # Runs in whichever thread allocated the object that triggered the collection; CPython

@@ -13,13 +13,14 @@ of lines; `(?m)` makes `^` and `$` mean the start and end of a line.
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import re
 from functools import lru_cache
 from typing import Any, cast
 
 import re2
+
+from recovery.activities import heap
 
 # The groups a pattern may capture. host, rank, ranks (a list: `8-15`, `1,3,5-7`), gpu, pci and
 # peer say what a failure implicates; local_rank is a rank within its node (torchelastic's
@@ -66,12 +67,9 @@ def checking_pattern(pattern: str) -> Compiled:
 def release_checked() -> None:
     """Hand the memory of patterns compiled only to be checked back to the system. glibc keeps
     freed memory inside its heap when live allocations sit between the freed blocks, so a
-    worker's resident size would keep the checks' ~180 MB; `malloc_trim` returns those pages.
-    Elsewhere (no glibc) this does nothing."""
+    worker's resident size would keep the checks' ~180 MB; `heap.trim` returns those pages."""
     gc.collect()  # checked patterns caught in a reference cycle (a raised error) go now
-    trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
+    heap.trim()
 
 
 def check_pattern(pattern: str, groups: frozenset[str] | None = GROUPS) -> None:

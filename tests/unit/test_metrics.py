@@ -19,7 +19,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.runtime import PrometheusConfig, Runtime, TelemetryConfig
 from temporalio.testing import ActivityEnvironment
 
-from recovery.activities import metrics
+from recovery.activities import heap, metrics
 from recovery.activities.actions import ActionActivities
 from recovery.activities.errors import PermanentActionError, scheduler_errors
 from recovery.activities.schedulers.base import JobNotFound, SchedulerUnavailable
@@ -202,6 +202,64 @@ async def test_frozen_garbage_is_freed_at_a_quiet_moment_or_after_another_period
                 await asyncio.wait_for(thawing, 5)
         finally:
             gc.unfreeze()
+
+
+async def test_a_worker_that_grew_gives_memory_back_without_waiting_for_the_period(
+    prometheus: tuple[MetricMeter, int],
+) -> None:
+    """While runs start, a worker lets go of workflows faster than one thaw a period frees them:
+    grown by `growth` since its last thaw, it thaws at its next quiet moment; then it waits again."""
+    meter, _ = prometheus
+    size = 1000
+    stop = asyncio.Event()
+    pauses = GcPauses(meter, long=0.0)
+
+    def frozen_cycle() -> weakref.ref[_Held]:
+        cycle = _Held()
+        cycle.me = cycle  # type: ignore[attr-defined]  # only the collector can free it
+        with capture_logs():
+            gc.collect()  # "long": the cycle is frozen with everything else
+        assert gc.get_freeze_count() > 0
+        return weakref.ref(cycle)
+
+    try:
+        with pauses:
+            first = frozen_cycle()
+            thawing = asyncio.create_task(
+                pauses.thawing(stop, quiet=lambda: True, every=60.0, poll=0.01, growth=100, resident=lambda: size)
+            )
+            await asyncio.sleep(0.1)
+            gc.collect(1)
+            assert first() is not None, "grown by less than `growth`: it waits for the period"
+            size += 100
+            await asyncio.sleep(0.1)
+            assert first() is None, "grown by `growth`: thawed and collected at once"
+            second = frozen_cycle()
+            await asyncio.sleep(0.1)
+            assert second() is not None, "measured again after the thaw: not grown since"
+            size += 150
+            await asyncio.sleep(0.1)
+            assert second() is None
+            stop.set()
+            await asyncio.wait_for(thawing, 5)
+    finally:
+        gc.unfreeze()
+
+
+def test_trimming_hands_freed_pages_back_to_the_system() -> None:
+    """glibc keeps freed blocks that sit between live ones; `heap.trim` returns their pages.
+    Blocks of 1,000 bytes are above Python's small-object allocator: they come from malloc."""
+    if heap.resident_bytes() is None:
+        pytest.skip("no /proc: the resident size cannot be read here")
+    blocks = [bytearray(1000) for _ in range(60_000)]
+    kept = blocks[::16]  # one live block in every 16: no freed run reaches the heap's top
+    del blocks
+    before = heap.resident_bytes()
+    heap.trim()
+    after = heap.resident_bytes()
+    assert before is not None and after is not None
+    assert before - after > 20 * 2**20, f"{before / 2**20:.0f} MiB -> {after / 2**20:.0f} MiB"
+    assert len(kept) == 3750
 
 
 def test_without_freeze_a_long_collection_is_only_logged(prometheus: tuple[MetricMeter, int]) -> None:
