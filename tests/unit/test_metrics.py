@@ -192,7 +192,7 @@ async def test_frozen_garbage_is_freed_at_a_quiet_moment_or_after_another_period
             with capture_logs(), pauses:
                 gc.collect()  # "long": the cycle is frozen with everything else
                 del cycle
-                thawing = asyncio.create_task(pauses.thawing(stop, quiet=lambda q=quiet: q, every=0.2, poll=0.01))
+                thawing = asyncio.create_task(pauses.thawing(stop, quiet=quiet.__bool__, every=0.2, poll=0.01))
                 await asyncio.sleep(kept_until)
                 gc.collect(1)
                 assert watched() is not None, "frozen: no collection frees it before its time"
@@ -244,6 +244,41 @@ async def test_a_worker_that_grew_gives_memory_back_without_waiting_for_the_peri
             await asyncio.wait_for(thawing, 5)
     finally:
         gc.unfreeze()
+
+
+async def test_between_thaws_what_is_newer_is_collected_and_frozen_at_a_quiet_moment(
+    prometheus: tuple[MetricMeter, int],
+) -> None:
+    """So that the full collection the allocations trigger, maybe in a burst, finds little new
+    to walk. Never while a recovery is under way."""
+    meter, _ = prometheus
+    for quiet in (True, False):
+        stop = asyncio.Event()
+        pauses = GcPauses(meter, long=0.0)
+        try:
+            with capture_logs(), pauses:
+                gc.collect()  # "long": freezing is under way
+                young = [_Held() for _ in range(1000)]
+                garbage = _Held()
+                garbage.me = garbage  # type: ignore[attr-defined]  # only the collector can free it
+                watched = weakref.ref(garbage)
+                del garbage
+                thawing = asyncio.create_task(
+                    pauses.thawing(stop, quiet=quiet.__bool__, every=60.0, poll=0.01, settle=0.05)
+                )
+                await asyncio.sleep(0.3)
+                # Frozen objects are in none of the collector's generations.
+                collected = any(o is young for o in gc.get_objects())
+                if quiet:
+                    assert not collected, "the young survivors are frozen"
+                    assert watched() is None, "and the young garbage freed"
+                else:
+                    assert collected
+                    assert watched() is not None
+                stop.set()
+                await asyncio.wait_for(thawing, 5)
+        finally:
+            gc.unfreeze()
 
 
 def test_trimming_hands_freed_pages_back_to_the_system() -> None:
