@@ -387,7 +387,7 @@ def start_worker(home: Path, n: int, runs: int, cached_runs: int | None = None) 
     log = (home / f"worker{n}.log").open("ab")
     argv = [sys.executable, "-m", "recovery.worker", "worker"]
     lines = [f"max_runs: {runs + 500}"] if runs > DEFAULT_MAX_RUNS else []
-    lines += [f"cached_runs: {cached_runs}"] if cached_runs else []  # only this tree's config has it
+    lines += [f"cached_runs: {cached_runs}"] if cached_runs else []  # a tree from before it rejects the key
     if lines:
         config = home / "worker.yaml"
         config.write_text("\n".join(lines) + "\n")
@@ -941,6 +941,13 @@ def worktree(rev: str | None) -> Iterator[Path | None]:
         subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(path)], check=False)
 
 
+def knows_cached_runs(code: Path) -> bool:
+    """Whether `code`'s worker config has `cached_runs`: a tree from before it rejects the key,
+    one after it is measured with the same cap as this tree."""
+    config = code / "client" / "config.py"
+    return config.is_file() and "cached_runs:" in config.read_text()
+
+
 def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int) -> Column:
     """One measurement in its own process, on `code` (its `recovery` first on every path)."""
     with tempfile.NamedTemporaryFile(prefix="rb-col-", suffix=".json", dir="/tmp") as out:
@@ -949,7 +956,7 @@ def measure_in_child(args: argparse.Namespace, label: str, code: Path, runs: int
         argv += ["--burst-timeout", str(args.burst_timeout), "--child-out", out.name, "--label", label]
         argv += ["--min-running", str(args.min_running)]
         argv += ["--two-from-start"] if args.two_from_start else []
-        argv += ["--cached-runs", str(args.cached_runs)] if args.cached_runs and label == "this tree" else []
+        argv += ["--cached-runs", str(args.cached_runs)] if args.cached_runs and knows_cached_runs(code) else []
         argv += ["--keep-home"] if args.keep_home else []
         env = dict(os.environ, RECOVERY_BENCH_CODE=str(code))
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(code), env.get("PYTHONPATH")) if p)
@@ -1017,7 +1024,7 @@ def main() -> int:
     parser.add_argument(
         "--cached-runs",
         type=int,
-        help="this tree's workers keep this many runs' workflows in memory (config cached_runs)",
+        help="the workers keep this many runs' workflows in memory (config cached_runs; a baseline too, if its config has it)",
     )
     parser.add_argument("--child-out", help=argparse.SUPPRESS)
     parser.add_argument("--label", default="this tree", help=argparse.SUPPRESS)
