@@ -32,6 +32,16 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+The same command after the worker began handing freed pages back after each thaw, thawing
+early once grown by 128 MiB (c471968), 2026-12-04: RSS 934 / 934 MiB steady, 936 / 951 MiB in
+the burst, but advice p95 6.4 s: a full collection of 0.67 s (the collector's own, walking what
+was newer than the frozen set) fell in the burst. After what is newer was also collected and
+frozen at quiet moments (fc372ad), two runs (the host's own `kdamond` at about 10 % of a core,
+load 2-4.4 from the benchmark): started in 545 s / 602 s, steady 8% / 8% / 1% and 9% / 9% / 1%,
+RSS 940 / 917 MiB and 906 / 922 MiB (954 / 920 and 911 / 940 MiB in the burst), no collection
+of 0.5 s or more in either burst, failure -> advice p50 3.2 s / 3.7 s, p95 3.8 s / 5.0 s,
+successor running p95 7.0 s / 9.5 s, the second worker's share 53-57 %.
+
 The same command after a run's first submit stopped counting as a recovery step for the GC thaw
 (ac3bde3, no other load): the workers thawed during the start-up (3.6 s walks freeing 590,000-
 670,000 objects, about every 5 minutes) where they had waited for it to end. Started in 513 s,

@@ -134,7 +134,8 @@ class WorkerConfig(_Section):
     workflow_sandbox: bool = False
     # After a garbage collection of the whole heap that stalled the worker (0.5 s or more), stop
     # walking what survived it (cached runs and watches stay alive), and give it back every 5
-    # minutes so runs let go of from the cache are freed (worker/gc_pauses.py). Off: every full
+    # minutes, or once the worker grew by 128 MiB, at a quiet moment, so runs let go of from the
+    # cache are freed and their pages returned (worker/gc_pauses.py). Off: every full
     # collection walks everything, about every 40 s at 5,000 runs a worker.
     gc_freeze: bool = True
 
