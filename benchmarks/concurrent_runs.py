@@ -41,9 +41,10 @@ load 2-4.4 from the benchmark): started in 545 s / 602 s, steady 8% / 8% / 1% an
 RSS 940 / 917 MiB and 906 / 922 MiB (954 / 920 and 911 / 940 MiB in the burst), no collection
 of 0.5 s or more in either burst, failure -> advice p50 3.2 s / 3.7 s, p95 3.8 s / 5.0 s,
 successor running p95 7.0 s / 9.5 s, the second worker's share 53-57 %. A third run, with
-`--baseline 168cdea` beside it (9d7af2c, the same worker code): this tree started in 508 s, RSS 954 / 893 MiB, advice
-3.0 s / 3.8 s, successor running 6.1 s / 7.0 s; 168cdea started in 542 s, RSS 1,036 / 1,058 MiB
-(a thaw in its window: 13% / 13%), advice 3.4 s / 4.4 s, successor running 7.0 s / 8.0 s.
+`--baseline 168cdea` beside it (9d7af2c, the same worker code): this tree started in 508 s,
+RSS 954 / 893 MiB, advice 3.0 s / 3.8 s, successor running 6.1 s / 7.0 s; 168cdea started in
+542 s, RSS 1,036 / 1,058 MiB (a thaw in its window: 13% / 13%), advice 3.4 s / 4.4 s,
+successor running 7.0 s / 8.0 s.
 
 The same command after a run's first submit stopped counting as a recovery step for the GC thaw
 (ac3bde3, no other load): the workers thawed during the start-up (3.6 s walks freeing 590,000-
