@@ -1,10 +1,11 @@
 """Whole excerpts of real logs where a failure reached the log in another program's words: NVIDIA
 PhysX's GPU pipeline as Isaac Sim's omni.physx plugin logs it (the CUresult of a failed driver call,
 or the name of a kernel that did not launch, then the plugin's notice that it stopped the
-simulation), NCCL's own refused CUDA call as PyTorch quotes it under "Last error:", and a failed
-execve as slurmstepd writes it to the step's stderr in its daemon form ("[<timestamp>] error: ...",
-no program name); and PhysX's buffer-overflow reports, which the simulation goes on after, and a
-program's advice that names a CUDA error, which must stay healthy."""
+simulation), NCCL's own refused CUDA call as PyTorch quotes it under "Last error:", a failed execve
+as slurmstepd writes it to the step's stderr in its daemon form ("[<timestamp>] error: ...", no
+program name), and the CUDA runtime's message under the CHECK macro of a CUDA book; and PhysX's
+buffer-overflow reports, which the simulation goes on after, and a program's advice that names a
+CUDA error, which must stay healthy."""
 
 from __future__ import annotations
 
@@ -98,6 +99,19 @@ FAILURES = [
         "application",
         False,
         "scheduler-slurm-execve-failed",
+    ),
+    # brucefan1983/GPUMD issue 1210: MD with a self-trained NEP potential; GPUMD's CHECK macro (the
+    # one of Zheyong Fan's CUDA book, copied into many projects) prints the runtime's message last.
+    (
+        "https://github.com/brucefan1983/GPUMD/issues/1210",
+        "CUDA Error:\n"
+        "    File:       force/potential.cu\n"
+        "    Line:       332\n"
+        "    Error code: 700\n"
+        "    Error text: an illegal memory access was encountered",
+        "unknown",
+        True,
+        "cuda-illegal-address",
     ),
 ]
 
