@@ -97,6 +97,25 @@ MAX_EXEC_HOSTS = 8
 # releases printed a bare "*** STEP 1234.0 ON node CANCELLED AT ... ***".
 SRUN_PATTERNS = [("srun:terminating", r"^srun: Terminating (?:job step )?(?:StepId=)?(?P<step>\d+\.\w+)\s*$")]
 MAX_SRUN_STEPS = 64
+# NCCL tearing a communicator down (src/init.cc commReclaim, run by ncclCommDestroy and
+# ncclCommAbort): when freeing its resources fails it says so in a WARN of its own ("commReclaim:
+# cleanup comm %p rank %d failed in destroy/abort, error %d"; "commReclaim: comm %p (rank = %d) in
+# abort|commDestroySync, error %d" for the sync before it), printed by the thread whose CUDACHECK
+# WARN just reported the failed call. A CUDA call of NCCL's own refused there for an argument
+# (`nccl-own-cuda-call-refused`: a handle or mapping the driver already dropped) belongs to the
+# teardown, not to the run: the process goes on to finish its destroy (PyTorch's "Destroy
+# complete."). An error a kernel left behind (`unspecified launch failure`, an illegal address)
+# is the cuda table's, not this signature's, and still speaks when teardown reports it.
+RECLAIM_PATTERNS = [
+    (
+        "teardown:nccl-reclaim",
+        r"(?P<who>[\w.-]+:\d+:\d+) \[\d+\] \S+ (?:\(\w+\) )?NCCL WARN commReclaim: "
+        r"(?:cleanup comm \S+ rank \d+ failed in destroy/abort|comm \S+ \(rank = \d+\) in (?:abort|commDestroySync))",
+    )
+]
+RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
+TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
+_NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
 # `kubectl describe pod` (pkg/describe describeContainerState): a container's `State:` (Running,
 # Waiting or Terminated, with its Reason and Exit Code under it), then `Last State:` for the run
 # before the kubelet restarted it, then `Ready:` and `Restart Count:`. An exit code under `Last
@@ -135,6 +154,7 @@ EXTRA_PATTERNS = (
     + PHASE_PATTERNS
     + EXEC_HOST_PATTERNS
     + SRUN_PATTERNS
+    + RECLAIM_PATTERNS
     + K8S_STATE_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
@@ -294,6 +314,9 @@ class LogDiagnoser:
             return None
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
+            return None
+        if matches[0].pattern == "teardown:nccl-reclaim":
+            self._reclaimed(matches[0])
             return None
         if matches[0].pattern == "srun:terminating":
             if len(self._srun_ended) < MAX_SRUN_STEPS:
@@ -499,6 +522,20 @@ class LogDiagnoser:
             return [c for c in live if c.signature.symptom == "hang"]
         return roots or fallbacks or told or live
 
+    def _reclaimed(self, match: LineMatch) -> None:
+        """NCCL reports its communicator teardown failed: the CUDA call its thread just reported
+        refused (for an argument) is that teardown's, and the run is not failed by it."""
+        who = match.groups.get("who")
+        self._pending = [
+            c
+            for c in self._pending
+            if not (
+                c.signature.id in TEARDOWN_REFUSALS
+                and 0 < match.line - c.match.line <= RECLAIM_LINES
+                and _nccl_writer(c.match.text) == who
+            )
+        ]
+
     def _srun_cancels(self) -> None:
         """srun ended a step itself after a task exited: that step's cancellation notice reads as
         the task failure's kill, and the termination signals the step's processes then report
@@ -661,6 +698,12 @@ EXPLAINED_BY_HARDWARE = frozenset({"unknown", "system_software", "network"})
 
 
 _UNWINDING = re.compile(r"NCCL INFO [\w./-]+\.(?:cc|cu|cpp|h|c):\d+ -> \d+")
+
+
+def _nccl_writer(text: str) -> str | None:
+    """The `host:pid:tid` NCCL prefixes its lines with, if the line has one."""
+    found = _NCCL_WRITER.search(text)
+    return found.group(1) if found else None
 
 
 def _unwinding(match: LineMatch) -> bool:
