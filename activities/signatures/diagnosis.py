@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from recovery.activities.progress import ProgressParser, ProgressRecord
@@ -113,6 +113,13 @@ RECLAIM_PATTERNS = [
         r"(?:cleanup comm \S+ rank \d+ failed in destroy/abort|comm \S+ \(rank = \d+\) in (?:abort|commDestroySync))",
     )
 ]
+# Ray's RayActorError for an actor that died of a system-level cause (python/ray/exceptions.py):
+# "The actor died unexpectedly before finishing this task.", then tab-indented fields
+# (`class_name:`, `actor_id:` and, when known, `pid:`, `name:`, `namespace:`, `ip:` with the IP
+# of the node the actor ran on), then the death cause's own message on the next line ("The actor
+# is dead because its worker process has died. ..."). The cause line names no node; the `ip:`
+# line right above it does.
+RAY_ACTOR_PATTERNS = [("ray:actor-ip", r"(?:^|\s)ip: (?P<host>\d{1,3}(?:\.\d{1,3}){3})\s*$")]
 RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
 TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
 _NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
@@ -155,6 +162,7 @@ EXTRA_PATTERNS = (
     + EXEC_HOST_PATTERNS
     + SRUN_PATTERNS
     + RECLAIM_PATTERNS
+    + RAY_ACTOR_PATTERNS
     + K8S_STATE_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
@@ -249,6 +257,7 @@ class LogDiagnoser:
         self._rendezvous = RankMapping()
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
+        self._actor_ip: tuple[int, str] | None = None  # a RayActorError's `ip:` field (line, IP)
         self._k8s_running = -K8S_STATE_LINES - 1  # line of the latest `State: Running`
         self._k8s_last_state = -K8S_EXIT_LINES - 1  # line of a `Last State:` under a running one
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
@@ -315,6 +324,9 @@ class LogDiagnoser:
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
             return None
+        if matches[0].pattern == "ray:actor-ip":
+            self._actor_ip = (matches[0].line, matches[0].groups["host"])
+            return None
         if matches[0].pattern == "teardown:nccl-reclaim":
             self._reclaimed(matches[0])
             return None
@@ -376,6 +388,10 @@ class LogDiagnoser:
         if same_kind >= MAX_PENDING:
             return
         context = self._writer(match)
+        if context.host is None and signature.id.startswith("ray-") and self._actor_ip is not None:
+            line, ip = self._actor_ip
+            if line == match.line - 1:
+                context = replace(context, host=ip)  # the dead actor's node, from the field above
         if _unwinding(match) and any(_unwinding(c.match) for c in self._pending):
             # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.

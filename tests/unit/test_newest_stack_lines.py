@@ -70,6 +70,42 @@ def test_a_refused_call_outside_teardown_still_fails() -> None:
     assert (found.symptom, found.category) == ("crash", "system_software")
 
 
+def test_a_dead_ray_actor_names_the_node_of_its_ip_field() -> None:
+    # Simple-Efficient/RL-Factory issue 123: a verl rollout worker's RayActorError; the death
+    # cause line names no node, the `ip:` field right above it does (address anonymised).
+    found = diagnose(
+        '  File "/data/user/RL_Factory/RL-Factory/verl/single_controller/ray/base.py", line 51, in __call__\n'
+        "    output = ray.get(output)\n"
+        "             ^^^^^^^^^^^^^^^\n"
+        "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n"
+        "  class_name: create_colocated_worker_cls.<locals>.WorkerDict\n"
+        "  actor_id: 17f730ef04a3a7406b421ea101000000\n"
+        "  pid: 16424\n"
+        "  name: wd6rCqWorkerDict_0:5\n"
+        "  namespace: bd542de1-90f2-46ba-8ece-bfcd459a3150\n"
+        "  ip: 10.11.12.211\n"
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit"
+        " detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential"
+        " root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage. (2) ray stop"
+        " --force is called. (3) The worker is crashed unexpectedly due to SIGSEGV or other unexpected errors."
+    )
+    assert (found.symptom, found.category, found.retryable) == ("crash", "unknown", True)
+    assert found.implicated.nodes == ["10.11.12.211"]
+
+
+def test_an_ip_field_away_from_the_death_cause_names_nobody() -> None:
+    # Constructed from the excerpt above: an `ip:` line that is not the field right above the death
+    # cause (a blank line between) is not the dead actor's.
+    found = diagnose(
+        "  ip: 10.0.0.7\n"
+        "\n"
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit"
+        " detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some potential"
+        " root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage."
+    )
+    assert found.implicated.nodes == []
+
+
 HEALTHY = [
     # pytorch/pytorch pull 155740 (NCCL 2.27, symmetric memory tests): at teardown each rank's NCCL
     # thread reports a refused CUDA call and that commReclaim could not clean the comm up, and
