@@ -3,8 +3,9 @@ DTensor, NCCL 2.26-2.28, vLLM's V1 engine), each with its source: an operator th
 with plain tensors or device meshes is the program's; and the alarming but harmless lines of the
 same stack, which must stay healthy: NCCL's CUDA refusal while it tears a communicator down
 (its commReclaim WARN after it, PyTorch's "Destroy complete." next), the TF32 API deprecation of
-PyTorch 2.9, Dynamo's recompile-limit warning, ProcessGroupNCCL's barrier-device guess and
-vLLM's orderly shutdown lines."""
+PyTorch 2.9, Dynamo's recompile-limit warning and vLLM's orderly shutdown lines. A dead Ray actor
+is named by the `ip:` field above its death cause; SGLang's parent process reporting that a child
+failed is a failure, the child's own error its cause."""
 
 from __future__ import annotations
 
@@ -29,6 +30,34 @@ FAILURES = [
         "application",
         False,
         "torch-dtensor-mixed-with-tensor",
+    ),
+    # sgl-project/sglang issue 3685: a two-node DeepSeek-R1 launch; the parent's SIGQUIT handler is
+    # all the log shows (its logging call failed, so the message is printed raw).
+    (
+        "https://github.com/sgl-project/sglang/issues/3685",
+        "    return self._loop.run_until_complete(task)\n"
+        '  File "/usr/local/lib/python3.11/site-packages/sglang/srt/entrypoints/engine.py", line 343, in'
+        " sigquit_handler\n"
+        "    logger.error(\n"
+        "Message: 'Received sigquit from a child proces. It usually means the child failed.'",
+        "unknown",
+        True,
+        "sglang-child-failed",
+    ),
+    # Code index 53903288818 (an SGLang MiniCPM server's start-up): the scheduler's own assertion,
+    # then the parent's SIGQUIT notice; the child's error is the cause.
+    (
+        "code index 53903288818",
+        '  File "/root/sglang-minicpm/sglang_minicpm_sala_env/lib/python3.10/site-packages/flashinfer/jit/attention/'
+        'modules.py", line 978, in gen_batch_prefill_module\n'
+        '    assert not fp8_enabled, "fp8 tensor core is not supported in fa2 backend"\n'
+        "AssertionError: fp8 tensor core is not supported in fa2 backend\n"
+        "\n"
+        "[2026-03-13 14:24:23] Received sigquit from a child process. It usually means the child failed.\n"
+        "Killed",
+        "application",
+        False,
+        "py-assertion-error",
     ),
     # pytorch/pytorch issue 134212: an optimizer step over a model only partly tensor-parallelised
     # (1D and 2D DTensors), as the maintainer quotes the error.
