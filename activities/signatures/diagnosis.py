@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from recovery.activities.progress import ProgressParser, ProgressRecord
@@ -97,6 +97,32 @@ MAX_EXEC_HOSTS = 8
 # releases printed a bare "*** STEP 1234.0 ON node CANCELLED AT ... ***".
 SRUN_PATTERNS = [("srun:terminating", r"^srun: Terminating (?:job step )?(?:StepId=)?(?P<step>\d+\.\w+)\s*$")]
 MAX_SRUN_STEPS = 64
+# NCCL tearing a communicator down (src/init.cc commReclaim, run by ncclCommDestroy and
+# ncclCommAbort): when freeing its resources fails it says so in a WARN of its own ("commReclaim:
+# cleanup comm %p rank %d failed in destroy/abort, error %d"; "commReclaim: comm %p (rank = %d) in
+# abort|commDestroySync, error %d" for the sync before it), printed by the thread whose CUDACHECK
+# WARN just reported the failed call. A CUDA call of NCCL's own refused there for an argument
+# (`nccl-own-cuda-call-refused`: a handle or mapping the driver already dropped) belongs to the
+# teardown, not to the run: the process goes on to finish its destroy (PyTorch's "Destroy
+# complete."). An error a kernel left behind (`unspecified launch failure`, an illegal address)
+# is the cuda table's, not this signature's, and still speaks when teardown reports it.
+RECLAIM_PATTERNS = [
+    (
+        "teardown:nccl-reclaim",
+        r"(?P<who>[\w.-]+:\d+:\d+) \[\d+\] \S+ (?:\(\w+\) )?NCCL WARN commReclaim: "
+        r"(?:cleanup comm \S+ rank \d+ failed in destroy/abort|comm \S+ \(rank = \d+\) in (?:abort|commDestroySync))",
+    )
+]
+# Ray's RayActorError for an actor that died of a system-level cause (python/ray/exceptions.py):
+# "The actor died unexpectedly before finishing this task.", then tab-indented fields
+# (`class_name:`, `actor_id:` and, when known, `pid:`, `name:`, `namespace:`, `ip:` with the IP
+# of the node the actor ran on), then the death cause's own message on the next line ("The actor
+# is dead because its worker process has died. ..."). The cause line names no node; the `ip:`
+# line right above it does.
+RAY_ACTOR_PATTERNS = [("ray:actor-ip", r"(?:^|\s)ip: (?P<host>\d{1,3}(?:\.\d{1,3}){3})\s*$")]
+RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
+TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
+_NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
 # `kubectl describe pod` (pkg/describe describeContainerState): a container's `State:` (Running,
 # Waiting or Terminated, with its Reason and Exit Code under it), then `Last State:` for the run
 # before the kubelet restarted it, then `Ready:` and `Restart Count:`. An exit code under `Last
@@ -135,6 +161,8 @@ EXTRA_PATTERNS = (
     + PHASE_PATTERNS
     + EXEC_HOST_PATTERNS
     + SRUN_PATTERNS
+    + RECLAIM_PATTERNS
+    + RAY_ACTOR_PATTERNS
     + K8S_STATE_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
@@ -229,6 +257,7 @@ class LogDiagnoser:
         self._rendezvous = RankMapping()
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
+        self._actor_ip: tuple[int, str] | None = None  # a RayActorError's `ip:` field (line, IP)
         self._k8s_running = -K8S_STATE_LINES - 1  # line of the latest `State: Running`
         self._k8s_last_state = -K8S_EXIT_LINES - 1  # line of a `Last State:` under a running one
         self._phases = Phases()  # a phase the program announced and has not finished (phases.py)
@@ -295,6 +324,12 @@ class LogDiagnoser:
         if matches[0].pattern == "detail:last-error":
             self._details = [*self._details[-MAX_DETAILS + 1 :], matches[0].line]
             return None
+        if matches[0].pattern == "ray:actor-ip":
+            self._actor_ip = (matches[0].line, matches[0].groups["host"])
+            return None
+        if matches[0].pattern == "teardown:nccl-reclaim":
+            self._reclaimed(matches[0])
+            return None
         if matches[0].pattern == "srun:terminating":
             if len(self._srun_ended) < MAX_SRUN_STEPS:
                 self._srun_ended.add(matches[0].groups["step"])
@@ -353,6 +388,10 @@ class LogDiagnoser:
         if same_kind >= MAX_PENDING:
             return
         context = self._writer(match)
+        if context.host is None and signature.id.startswith("ray-") and self._actor_ip is not None:
+            line, ip = self._actor_ip
+            if line == match.line - 1:
+                context = replace(context, host=ip)  # the dead actor's node, from the field above
         if _unwinding(match) and any(_unwinding(c.match) for c in self._pending):
             # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
@@ -498,6 +537,20 @@ class LogDiagnoser:
             # "Received 2 death signal") are the stop, and the wait (or another hang line) is the story.
             return [c for c in live if c.signature.symptom == "hang"]
         return roots or fallbacks or told or live
+
+    def _reclaimed(self, match: LineMatch) -> None:
+        """NCCL reports its communicator teardown failed: the CUDA call its thread just reported
+        refused (for an argument) is that teardown's, and the run is not failed by it."""
+        who = match.groups.get("who")
+        self._pending = [
+            c
+            for c in self._pending
+            if not (
+                c.signature.id in TEARDOWN_REFUSALS
+                and 0 < match.line - c.match.line <= RECLAIM_LINES
+                and _nccl_writer(c.match.text) == who
+            )
+        ]
 
     def _srun_cancels(self) -> None:
         """srun ended a step itself after a task exited: that step's cancellation notice reads as
@@ -661,6 +714,12 @@ EXPLAINED_BY_HARDWARE = frozenset({"unknown", "system_software", "network"})
 
 
 _UNWINDING = re.compile(r"NCCL INFO [\w./-]+\.(?:cc|cu|cpp|h|c):\d+ -> \d+")
+
+
+def _nccl_writer(text: str) -> str | None:
+    """The `host:pid:tid` NCCL prefixes its lines with, if the line has one."""
+    found = _NCCL_WRITER.search(text)
+    return found.group(1) if found else None
 
 
 def _unwinding(match: LineMatch) -> bool:
