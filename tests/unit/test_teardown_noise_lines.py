@@ -3,7 +3,8 @@ proxy service thread closing the local ranks' connections as they hang up at tea
 lines and the error frames its socket calls unwind), TensorFlow/XLA's start-up factory
 registration errors, PyTorch's exit and deprecation warnings, a trainer skipping an update whose
 gradient norm is NaN. They must stay healthy; the failures beside them (a process that did die)
-must still be found."""
+must still be found, and for what they are (LLVM's thread support aborting a process is not a
+kernel that failed to compile)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,23 @@ FAILURES = [
         "application",
         False,
         "py-file-error",
+    ),
+    # hiyouga/LlamaFactory issue 8043: LLVM's thread support cannot join a thread in a DataLoader
+    # worker and aborts it; nothing was being compiled, and it happens only sometimes.
+    (
+        "https://github.com/hiyouga/LlamaFactory/issues/8043",
+        "LLVM ERROR: pthread_join failed: Invalid argument\n"
+        "[rank4]: Traceback (most recent call last):\n"
+        '[rank4]:   File "/usr/local/lib/python3.11/dist-packages/torch/utils/data/dataloader.py", line 1131, in'
+        " _try_get_data\n"
+        "[rank4]:     data = self._data_queue.get(timeout=timeout)\n"
+        '[rank4]:   File "/usr/local/lib/python3.11/dist-packages/torch/utils/data/_utils/signal_handling.py", line 67,'
+        " in handler\n"
+        "[rank4]:     _error_if_any_worker_fails()\n"
+        "[rank4]: RuntimeError: DataLoader worker (pid 69916) is killed by signal: Aborted. ",
+        "unknown",
+        True,
+        "llvm-thread-call-failed",
     ),
     # icon-lab/SynDiff issue 21: the c10d store cannot bind its port, so the run never starts.
     (
