@@ -2,9 +2,9 @@
 proxy service thread closing the local ranks' connections as they hang up at teardown (its WARN
 lines and the error frames its socket calls unwind), TensorFlow/XLA's start-up factory
 registration errors, PyTorch's exit and deprecation warnings, a trainer skipping an update whose
-gradient norm is NaN. They must stay healthy; the failures beside them (a process that did die)
-must still be found, and for what they are (LLVM's thread support aborting a process is not a
-kernel that failed to compile)."""
+gradient norm is NaN or a batch whose loss is NaN. They must stay healthy; the failures beside
+them (a process that did die) must still be found, and for what they are (LLVM's thread support
+aborting a process is not a kernel that failed to compile)."""
 
 from __future__ import annotations
 
@@ -122,7 +122,15 @@ HEALTHY = [
     " step_in_epoch: 3, total step: 3, (loss_avg_rank: 24.221), (loss_avg_slice: 27.633), (ppl_avg_slice:"
     " 1.002e+12), (acc_avg_slice: 0.000), (lr: 3.000e-07)\n"
     "[2025-10-29 23:59:03,465][root][WARNING] - The grad norm is nan. Skipping updating the model.",
+    # alibaba/FederatedScope issue 777: its LLM trainer skips a batch whose loss is NaN and goes on.
+    "WARNING: Skip the batch due to the loss is NaN, it may be caused by exceeding the precision or invalid labels",
 ]
+
+
+def test_a_trainer_that_stops_on_a_nan_loss_still_fails() -> None:
+    # torchvision's references and DETR-derived trainers print this and exit.
+    for text in ("Loss is nan, stopping training", "[rank0]: Loss is inf, stopping training"):
+        assert diagnose(text).category == "application", text
 
 
 @pytest.mark.parametrize("text", HEALTHY)
