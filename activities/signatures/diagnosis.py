@@ -486,6 +486,10 @@ class LogDiagnoser:
         ]
         if _proxy_service_closes_only(live):
             return []
+        # A line that only explains a failure (`alone: false`, a batch skipped for its NaN loss)
+        # speaks when another line of the log is one; by itself the run went on.
+        if not any(c.signature.alone for c in live):
+            live = []
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         if not roots and not fallbacks:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.real_lines import diagnose
+from tests.unit.real_lines import diagnose, verdict
 
 # (source, excerpt, category, retryable, signature of the first evidence line)
 FAILURES = [
@@ -130,7 +130,16 @@ HEALTHY = [
 def test_a_trainer_that_stops_on_a_nan_loss_still_fails() -> None:
     # torchvision's references and DETR-derived trainers print this and exit.
     for text in ("Loss is nan, stopping training", "[rank0]: Loss is inf, stopping training"):
-        assert diagnose(text).category == "application", text
+        assert verdict(text) == ("loss-not-finite", "application", False), text
+
+
+def test_a_skipped_nan_loss_is_the_cause_when_the_run_then_fails() -> None:
+    # aqlaboratory/openfold issue 98 shape: the skip notices, then the failure they explain.
+    text = (
+        "WARNING: Skip the batch due to the loss is NaN, it may be caused by exceeding the precision or invalid labels\n"
+        "AssertionError: No inf checks were recorded for this optimizer."
+    )
+    assert verdict(text) == ("loss-not-finite-skipped", "application", False)
 
 
 @pytest.mark.parametrize("text", HEALTHY)
