@@ -65,6 +65,11 @@ class Signature(BaseModel):
     # N, last available logs ...:" and the log's tail after it): the progress after it is that
     # replayed output, so it cannot show the run got past the line.
     replays_tail: bool = False
+    # Whether its line is a failure by itself. False for a line that only explains a failure the
+    # log shows elsewhere: a trainer that skips a batch because its loss is NaN goes on, and the
+    # line is the cause only when the run also failed (every batch skipped, then no optimizer
+    # step to take).
+    alone: bool = True
     examples: tuple[str, ...] = Field(min_length=1)
     counterexamples: tuple[str, ...] = ()
 

@@ -191,9 +191,12 @@ def check_fact(code: str) -> Fact | None:
 # number (`unable to mmap 1024 bytes from file </torch_1_2>: Cannot allocate memory (12)`): read
 # only when the two agree. Rust's std::io::Error prints the OS error after its text
 # (`Address already in use (os error 98)`, library/std/src/io/error.rs), as the Rust parts of
-# Python packages (torchft, safetensors, tokenizers) pass it on.
+# Python packages (torchft, safetensors, tokenizers) pass it on; its Debug form, which a `{e:?}`
+# prints (safetensors' "Error while serializing: IoError(Os { code: 28, kind: StorageFull, ... })"),
+# names the number as `Os { code: 28` (the same file's `impl fmt::Debug for Repr`).
 _ERRNO = re.compile(
     r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b|\(os error (\d{1,4})\)"
+    r"|\bOs \{ code: (\d{1,4}),"
 )
 _MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
 # TensorFlow's file systems join the errno's text to the path with "; " and eager ops append
@@ -209,7 +212,7 @@ def errno_fact(text: str) -> Fact | None:
     """What the message's errno says, for a class whose message decides (a bare OSError)."""
     table = lookup("errno")
     if m := _ERRNO.search(text):
-        fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4))
+        fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
     elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
     elif (m := _TAIL.search(text)) or (m := _WHOLE.search(text)):

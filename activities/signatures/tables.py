@@ -45,6 +45,7 @@ SIGNATURE_KEYS = frozenset(
         "exclude",
         "warned",
         "replays_tail",
+        "alone",
         "examples",
     }
 )
