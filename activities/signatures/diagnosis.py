@@ -523,8 +523,6 @@ class LogDiagnoser:
             and (not c.context.warning or c.signature.warned)
             and not self._ignored_tail(c)
         ]
-        if _proxy_service_closes_only(live):
-            return []
         # A line that only explains a failure (`alone: false`, a batch skipped for its NaN loss)
         # speaks when another line of the log is one; by itself the run went on.
         if not any(c.signature.alone for c in live):
@@ -730,23 +728,6 @@ def _nccl_writer(text: str) -> str | None:
 
 def _unwinding(match: LineMatch) -> bool:
     return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
-
-
-# NCCL's proxy service thread (src/proxy.cc, ncclProxyService) serves the local ranks' connections:
-# when one cannot be read ("[Service thread] Could not receive type from localRank N") or an
-# operation on it fails ("[Proxy Service N] Failed to execute operation X from rank N, retcode N"),
-# it logs a WARN, closes that one connection and goes on serving the others. A rank hanging up its
-# connection is what every rank does at teardown, so these reports, and the frames their socket
-# calls unwind (`socket.cc:826 -> 3`), are not a failure by themselves: a run they hurt fails in
-# some other way its log shows (the rank that died, a timeout, an exception).
-_PROXY_SERVICE = re.compile(r"\[Service thread\]|\[Proxy Service \d+\]")
-
-
-def _proxy_service_closes_only(live: Sequence[_Candidate]) -> bool:
-    """Every failure line is the proxy service closing a connection or an NCCL unwinding frame,
-    and at least one is the proxy service's."""
-    service = [c for c in live if c.signature.id.startswith("nccl-") and _PROXY_SERVICE.search(c.match.text)]
-    return bool(service) and all(c in service or _unwinding(c.match) for c in live)
 
 
 # An exception line whose message starts on the next line (`AssertionError: ` then the text, as
