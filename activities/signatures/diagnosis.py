@@ -38,7 +38,7 @@ from functools import cache
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
 from recovery.activities.signatures.pace import LogPace
-from recovery.activities.signatures.phases import INTERRUPTED_WAITING, WAIT, Phases
+from recovery.activities.signatures.phases import FOLLOWERS, INTERRUPTED_WAITING, WAIT, WAKERS, Phases
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
@@ -49,7 +49,7 @@ from recovery.activities.signatures.result import (
     LogDiagnosis,
     evidence_line,
 )
-from recovery.activities.signatures.scanner import LineMatch, LogScanner, PatternSet, Sampler
+from recovery.activities.signatures.scanner import Gate, LineMatch, LogScanner, PatternSet, Sampler
 from recovery.activities.signatures.structure import PATTERNS as STRUCTURE_PATTERNS
 from recovery.activities.signatures.structure import TRACEBACK_SPAN, Tracebacks, Uncaught, remember
 from recovery.activities.straggler import StragglerConfig
@@ -206,7 +206,8 @@ class _ElasticBlock:
 
 @cache
 def _default_patterns() -> PatternSet:
-    return PatternSet.from_catalog(builtin_catalog(), EXTRA_PATTERNS + ProgressParser().gates)
+    gates = ProgressParser().gates
+    return PatternSet.from_catalog(builtin_catalog(), EXTRA_PATTERNS + gates, followers=FOLLOWERS, wakers=WAKERS)
 
 
 def scanner_patterns(catalog: Catalog | None, progress: ProgressParser | None, engine: str | None = None) -> PatternSet:
@@ -216,7 +217,8 @@ def scanner_patterns(catalog: Catalog | None, progress: ProgressParser | None, e
     if catalog is None and progress is None and engine is None:
         return _default_patterns()
     gates = (progress or ProgressParser()).gates
-    return PatternSet.from_catalog(catalog or builtin_catalog(), EXTRA_PATTERNS + gates, engine)
+    extra = EXTRA_PATTERNS + gates
+    return PatternSet.from_catalog(catalog or builtin_catalog(), extra, engine, followers=FOLLOWERS, wakers=WAKERS)
 
 
 class LogDiagnoser:
@@ -243,6 +245,9 @@ class LogDiagnoser:
             patterns = scanner_patterns(catalog, progress, engine)
         self.scanner = LogScanner(patterns)
         self.scanner.sampler = Sampler()
+        # A phase's closers and further output (NCCL's INFO lines among them) are read only while
+        # a phase or the start-up is open, or from the line that opens one (phases.FOLLOWERS).
+        self.scanner.gate = Gate()
         self.layout = dict(layout or {})
         self.survive_steps = max(1, survive_steps)
         self.max_step = -1
@@ -272,12 +277,15 @@ class LogDiagnoser:
     def feed(self, data: bytes) -> list[ProgressRecord]:
         """Scan more of the log; returns the progress records found in it (a sample of them in
         a long log, see `Sampler`; every one while a failure waits to be survived)."""
-        assert self.scanner.sampler is not None
+        assert self.scanner.sampler is not None and self.scanner.gate is not None
         self.scanner.sampler.hold = bool(self._pending)
+        self.scanner.gate.open = self._phases.listening()
         return self._consume(self.scanner.feed(data))
 
     def finish(self) -> list[ProgressRecord]:
         """The log is complete: scan its last line even without a line break."""
+        assert self.scanner.gate is not None
+        self.scanner.gate.open = self._phases.listening()
         return self._consume(self.scanner.finish())
 
     def _consume(self, matches: list[LineMatch]) -> list[ProgressRecord]:

@@ -133,6 +133,11 @@ MEMBER = "phase:member"  # a process announces its rank and the world size at st
 STARTING = "phase:starting"  # start-up output that gets no process past the start
 REGISTERED = "phase:registered"  # every process came: the start is over
 WAIT = "wait:frame"  # a traceback's frame in a wait point (diagnosis reads an interrupt there)
+# Lines that matter only while a phase or the start-up is open (`Phases.listening`), and those that
+# open one. A log may print followers on every other line (NCCL's INFO chatter, `Init COMPLETE` of
+# each communicator): the scanner reads them only from a waker's line on (scanner.Gate).
+FOLLOWERS = (MORE, CLOSE, REGISTERED)
+WAKERS = (OPEN, MEMBER, STARTING)
 
 
 def _wait_points() -> tuple[str, str, str]:
@@ -537,6 +542,10 @@ class Phases:
         elif name not in self.ended:
             self.open.setdefault(name, match)
             self.last_line = match.line
+
+    def listening(self) -> bool:
+        """Whether a phase or the start-up is open: their closers and output (FOLLOWERS) count."""
+        return bool(self.open) or (self.startup.first is not None and not self.startup.done)
 
     def progress(self) -> None:
         """The run got past every phase; a later one is a new attempt's."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -55,7 +55,16 @@ class LineMatch:
 class PatternSet:
     """Named patterns compiled once for the engine and for RE2; share it between scanners."""
 
-    def __init__(self, patterns: Sequence[tuple[str, str]], engine: str | None = None) -> None:
+    def __init__(
+        self,
+        patterns: Sequence[tuple[str, str]],
+        engine: str | None = None,
+        *,
+        followers: Iterable[str] = (),
+        wakers: Iterable[str] = (),
+    ) -> None:
+        """`followers` and `wakers` name the patterns a closed `Gate` holds back, and those whose
+        line opens it: the followers get an engine of their own, run only where they count."""
         for name, pattern in patterns:
             try:
                 dialect.check_pattern(pattern, groups=None)  # callers decide what groups mean
@@ -63,15 +72,33 @@ class PatternSet:
                 raise engines.EngineError(f"pattern {name!r}: {e}") from None
         self.names = [name for name, _ in patterns]
         self._regexes = [dialect.compile_line_pattern(p) for _, p in patterns]
-        self.engine = engines.build(patterns, engine)
+        follow = set(followers)
+        # Each engine numbers its own patterns; these map its numbers back to this set's.
+        self._leading = [i for i, name in enumerate(self.names) if name not in follow]
+        self._following = [i for i, name in enumerate(self.names) if name in follow]
+        self.engine = engines.build([patterns[i] for i in self._leading], engine)
+        self._followers = engines.build([patterns[i] for i in self._following], engine) if self._following else None
+        self._follower_ids = frozenset(self._following)
+        self.wakers = self.ids(wakers)
         # Patterns whose lines may be sampled (progress lines: a long run prints millions).
         self.sampled = frozenset(i for i, name in enumerate(self.names) if name.startswith(SAMPLED_PREFIX))
 
+    def ids(self, names: Iterable[str]) -> frozenset[int]:
+        """The indices of the patterns with these names (several patterns may share a name)."""
+        wanted = set(names)
+        return frozenset(i for i, name in enumerate(self.names) if name in wanted)
+
     @classmethod
     def from_catalog(
-        cls, catalog: Catalog, extra: Sequence[tuple[str, str]] = (), engine: str | None = None
+        cls,
+        catalog: Catalog,
+        extra: Sequence[tuple[str, str]] = (),
+        engine: str | None = None,
+        *,
+        followers: Iterable[str] = (),
+        wakers: Iterable[str] = (),
     ) -> PatternSet:
-        return cls([(s.id, s.pattern) for s in catalog] + list(extra), engine)
+        return cls([(s.id, s.pattern) for s in catalog] + list(extra), engine, followers=followers, wakers=wakers)
 
     def scan_block(
         self,
@@ -81,12 +108,14 @@ class PatternSet:
         lines_before: int,
         text_limit: int = TEXT_LIMIT,
         sampler: Sampler | None = None,
+        gate: Gate | None = None,
     ) -> tuple[list[LineMatch], int]:
         """Matches in `data[start:end]`, whole lines each ending in `\\n`, in line order; and the
         number of lines there (counted once, for both). Nothing is copied but matched lines.
-        With a `sampler`, lines matched only by sampled patterns are thinned out (see Sampler)."""
+        With a `sampler`, lines matched only by sampled patterns are thinned out (see Sampler);
+        with a closed `gate`, its followers' lines before its first waker's are dropped (Gate)."""
         found: list[tuple[int, int, int, Any]] = []  # line start, pattern, line end, RE2 match
-        candidates = self.engine.candidates(memoryview(data)[start:end])
+        candidates, woke = self._candidates(data, start, end, gate)
         if sampler is not None and self.sampled:
             candidates = sampler.thin(candidates, self.sampled)
         for pid, at in candidates:
@@ -98,11 +127,37 @@ class PatternSet:
                 m = self._regexes[pid].search(data, line_start, line_end)
                 if m is not None:
                     found.append((line_start, pid, line_end, m))
+        if woke:
+            # The engine may not say where its candidates are (RE2's set): the followers count
+            # from the first waker's line on, exactly.
+            first = min((f[0] for f in found if f[1] in self.wakers), default=end)
+            found = [f for f in found if f[0] >= first or f[1] not in self._follower_ids]
         if not found:
             return [], data.count(b"\n", start, end)
         found.sort(key=lambda f: (f[0], f[1]))
         matches, counted_to, line = self._located(data, start, found, lines_before, text_limit)
         return matches, line - lines_before - 1 + data.count(b"\n", counted_to, end)
+
+    def _candidates(self, data: bytes, start: int, end: int, gate: Gate | None) -> tuple[list[tuple[int, int]], bool]:
+        """The engines' candidates in this set's numbering, the followers' only from the first
+        waker's line on while the gate is closed; and whether a waker opened it here."""
+        view = memoryview(data)[start:end]
+        leading = self._leading
+        found = [(leading[pid], at) for pid, at in self.engine.candidates(view)]
+        if self._followers is None:
+            return found, False
+        skip, woke = 0, False
+        if gate is not None and not gate.open:
+            wake = min((at for pid, at in found if pid in self.wakers), default=None)
+            if wake is None:
+                return found, False
+            gate.open = woke = True
+            if wake != engines.ANYWHERE:
+                skip = max(start, data.rfind(b"\n", start, start + wake) + 1) - start
+        following = self._following
+        for pid, at in self._followers.candidates(view[skip:]):
+            found.append((following[pid], at if at == engines.ANYWHERE else at + skip))
+        return found, woke
 
     def _search(self, data: bytes, start: int, end: int, pid: int) -> Iterator[tuple[int, int, int, Any]]:
         """Every line in data[start:end] where pattern `pid` matches (RE2 keeps matches in lines)."""
@@ -165,6 +220,17 @@ class Sampler:
         return [(pid, at) for pid, at in candidates if at in other or at in kept]
 
 
+class Gate:
+    """Whether a scanner reads its patterns' followers (`PatternSet`): lines that only matter
+    once a waker's line came (a phase's closers and further output, after the line that opened
+    it), and that a log may print on every other line (NCCL's INFO chatter). Matching each of
+    them costs far more than scanning it. A waker's line opens the gate, for itself and every
+    line after it; the consumer closes it when nothing it reads from the followers is awaited."""
+
+    def __init__(self) -> None:
+        self.open = False
+
+
 @cache
 def builtin_patterns() -> PatternSet:
     return PatternSet.from_catalog(builtin_catalog())
@@ -187,6 +253,7 @@ class LogScanner:
         self._cr = False  # the last byte fed was \r: a \n right after it is the same line break
         self._escape = b""  # an escape sequence the last feed ended inside, completed by the next
         self.sampler: Sampler | None = None
+        self.gate: Gate | None = None
         self.wrap_width: int | None = None  # decided on the first block of enough lines (unwrap.py)
 
     def feed(self, data: bytes) -> list[LineMatch]:
@@ -215,7 +282,7 @@ class LogScanner:
         if not self._carry:
             return []
         block, self._carry = self._carry + b"\n", b""
-        found, lines = self.patterns.scan_block(block, 0, len(block), self.lines, self.text_limit)
+        found, lines = self.patterns.scan_block(block, 0, len(block), self.lines, self.text_limit, gate=self.gate)
         self.lines += lines
         return found
 
@@ -244,14 +311,14 @@ class LogScanner:
             self.wrap_width = unwrap.wrap_width(data[start : start + unwrap.SAMPLE])
         if self.wrap_width:
             return self._scan_unwrapped(data[start:end], self.wrap_width)
-        found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit, self.sampler)
+        found, lines = self.patterns.scan_block(data, start, end, self.lines, self.text_limit, self.sampler, self.gate)
         self.lines += lines
         return found
 
     def _scan_unwrapped(self, block: bytes, width: int) -> list[LineMatch]:
         """A console-wrapped block: matched with its rows joined, reported at its physical rows."""
         joined, origin = unwrap.join(block, width)
-        found, _ = self.patterns.scan_block(joined, 0, len(joined), 0, self.text_limit, self.sampler)
+        found, _ = self.patterns.scan_block(joined, 0, len(joined), 0, self.text_limit, self.sampler, self.gate)
         found = [replace(m, line=self.lines + origin[m.line - 1] + 1) for m in found]
         self.lines += block.count(b"\n")
         return found

@@ -13,7 +13,7 @@ import random
 import sys
 
 from recovery.activities.signatures.catalog import builtin_catalog
-from recovery.activities.signatures.scanner import LogScanner, PatternSet
+from recovery.activities.signatures.scanner import Gate, LogScanner, PatternSet
 
 NOISE = [
     b"node3:1234:1290 [0] NCCL INFO Channel 00/32 : 0[0] -> 1[1] via P2P/IPC/read",
@@ -60,9 +60,27 @@ TRICKY = [
 TRICKY_LOG = b"foo\nbar\nfoo  bar\nx\nz\nxaaz\nstart node1\nstart node2 extra\nend\nend  \r\nthe end\n"
 
 
+# A gate's followers count only from a waker's line on (its own line included), until the
+# consumer closes the gate again: NOTE 1, 2 and 5 are held back.
+GATED = [("waker", r"BEGIN (?P<name>\w+)"), ("follower", r"NOTE \d+"), ("other", r"OOPS")]
+GATED_LOG = (b"NOTE 1\nOOPS\nNOTE 2\nBEGIN x NOTE 3\nNOTE 4\nOOPS\n", b"NOTE 5\nBEGIN y\nNOTE 6\n")
+
+
+def scan_gated(engine: str, piece: int) -> list[list[object]]:
+    patterns = PatternSet(GATED, engine=engine, followers=["follower"], wakers=["waker"])
+    scanner = LogScanner(patterns)
+    scanner.gate = Gate()
+    found = []
+    for part in GATED_LOG:
+        scanner.gate.open = False  # the consumer awaits nothing of the followers
+        found.extend(m for i in range(0, len(part), piece) for m in scanner.feed(part[i : i + piece]))
+    return [[m.line, m.pattern, m.text, dict(m.groups)] for m in found]
+
+
 def run_all(engine: str) -> dict[str, list[list[object]]]:
     patterns = PatternSet.from_catalog(builtin_catalog(), engine=engine)
     results = {"tricky": scan(PatternSet(TRICKY, engine=engine), TRICKY_LOG, 5)}
+    results |= {f"gated-{piece}": scan_gated(engine, piece) for piece in (1 << 20, 3)}
     for seed in (1, 2):
         data = corpus(seed)
         for piece in (1 << 20, 4093, 7):

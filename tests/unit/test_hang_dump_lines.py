@@ -5,6 +5,7 @@ healthy logs with dumps or interrupts elsewhere stay what they were."""
 
 from __future__ import annotations
 
+from recovery.activities.signatures.diagnosis import LogDiagnoser
 from tests.unit.real_lines import diagnose
 
 SITE = "/usr/local/lib/python3.10/dist-packages"
@@ -237,3 +238,25 @@ def test_a_completed_nccl_init_is_healthy() -> None:
     log = "".join(_init(r, 2, "Init START") for r in range(2))
     log += "".join(_init(r, 2, "localSize 2 used 1234 bytes on core 1 - Init COMPLETE") for r in range(2))
     assert _read(log)[0] == "none"
+
+
+def _streamed(log: str, piece: int) -> str:
+    diagnoser = LogDiagnoser(whole=True)
+    data = log.encode()
+    for i in range(0, len(data), piece):
+        diagnoser.feed(data[i : i + piece])
+    diagnoser.finish()
+    return diagnoser.diagnosis().symptom
+
+
+def test_nccl_init_is_read_the_same_in_any_pieces_after_chatter_nobody_awaited() -> None:
+    # NCCL's INFO lines and earlier communicators' Init COMPLETE before any init is open are not
+    # read at all (scanner.Gate); from the Init START line on they are, in whatever pieces the log
+    # comes: completed, healthy; cut off inside the init, hung.
+    chatter = NCCL.format(r=0) + "Setting affinity for GPU 4 to ffffffff\n"
+    before = (chatter + _init(0, 2, "localSize 2 used 1234 bytes on core 1 - Init COMPLETE")) * 200
+    opened = "".join(_init(r, 2, "Init START") for r in range(2)) + chatter * 3
+    completed = "".join(_init(r, 2, "localSize 2 used 1234 bytes on core 1 - Init COMPLETE") for r in range(2))
+    for piece in (7, 4096, 1 << 20):
+        assert _streamed(before + opened + completed, piece) == "none", piece
+        assert _streamed(before + opened, piece) == "hang", piece

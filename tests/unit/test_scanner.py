@@ -146,7 +146,21 @@ def test_hyperscan_gives_identical_results_and_does_not_crash(re2_results: dict[
         )
         assert child.returncode == 0, child.stderr.decode()[-2000:]
         assert json.loads(child.stdout) == expected
-        assert len(list(tmp_path.glob("hyperscan-*.db"))) == 2  # the catalog's and TRICKY's
+        assert len(list(tmp_path.glob("hyperscan-*.db"))) == 4  # the catalog's, TRICKY's, GATED's two
+
+
+def test_a_closed_gate_holds_its_followers_back_until_a_wakers_line(re2_results: dict[str, list[list[object]]]) -> None:
+    for piece in (1 << 20, 3):
+        found = [tuple(row[:2]) for row in re2_results[f"gated-{piece}"]]
+        assert found == [
+            (2, "other"),
+            (4, "waker"),
+            (4, "follower"),
+            (5, "follower"),
+            (6, "other"),
+            (8, "waker"),
+            (9, "follower"),
+        ]
 
 
 def test_matches_never_span_lines(re2_results: dict[str, list[list[object]]]) -> None:
