@@ -176,19 +176,6 @@ HEALTHY = [
         "32-tf32-on-ampere-and-later-devices (Triggered internally at /pytorch/aten/src/ATen/Context.cpp:80.)\n"
         "  _C._set_float32_matmul_precision(precision)",
     ),
-    # Lightning-AI/lightning-thunder issue 2682: Dynamo gives up recompiling a function and the
-    # script goes on.
-    (
-        "https://github.com/Lightning-AI/lightning-thunder/issues/2682",
-        "W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8] torch._dynamo hit"
-        " config.recompile_limit (8)\n"
-        "W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8]    function: 'foo'"
-        " (/opt/pytorch/lightning-thunder/test_thunder_recompile.py:4)\n"
-        "W1021 10:44:18.989000 2926727 torch/_dynamo/convert_frame.py:1355] [0/8] To log all recompilation"
-        ' reasons, use TORCH_LOGS="recompiles".\n'
-        "\n"
-        "Cache Misses: 10",
-    ),
     # vllm-project/vllm pull 43707: Ctrl-C on a served model, the new shutdown log lines.
     (
         "https://github.com/vllm-project/vllm/pull/43707",
