@@ -9,6 +9,7 @@ one log line which it took and why.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
@@ -94,7 +95,9 @@ def pyslurm_mismatch(found: calls.Release) -> str | None:
 def pyslurm_release(conf: str | None, timeout: float = 30.0) -> calls.Release:
     """pyslurm's release and the controller's, asked in a child process as every pyslurm call
     is (importing pyslurm loads libslurm, which must not happen in the worker)."""
-    pool = ProcessPoolExecutor(1, mp_context=get_context("spawn"), initializer=calls.prepare, initargs=(conf,))
+    pool = ProcessPoolExecutor(
+        1, mp_context=get_context("spawn"), initializer=calls.prepare, initargs=(conf, os.getpid())
+    )
     try:
         found = pool.submit(calls.release_or_reason).result(timeout)
     except (FutureTimeout, BrokenProcessPool) as err:

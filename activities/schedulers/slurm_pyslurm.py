@@ -219,7 +219,7 @@ class PyslurmScheduler:
                 max_workers=self._processes,
                 mp_context=multiprocessing.get_context("spawn"),
                 initializer=calls.prepare,
-                initargs=(self.conf,),
+                initargs=(self.conf, os.getpid()),
             )
         return self._pool
 

@@ -9,9 +9,12 @@ side classifies those words with the same table as the commands' (`slurm_command
 
 from __future__ import annotations
 
+import ctypes
 import importlib
 import os
+import signal
 import socket
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,13 +68,30 @@ class Submission:
     environment: dict[str, str]
 
 
-def prepare(conf: str | None) -> None:
+def prepare(conf: str | None, parent: int | None = None) -> None:
     """The child's initializer. libslurm reads `SLURM_CONF` when pyslurm is first imported (by
     the first call, so that a pyslurm that does not import is that call's error, not a dead
-    child). A JWT in the environment would switch libslurm's authentication: it never gets it."""
+    child). A JWT in the environment would switch libslurm's authentication: it never gets it.
+    With the `parent`'s pid, the child ends when that process does (`end_with`)."""
     os.environ.pop("SLURM_JWT", None)
     if conf:
         os.environ["SLURM_CONF"] = conf
+    if parent is not None:
+        end_with(parent)
+
+
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def end_with(parent: int) -> None:
+    """Have the kernel kill this process when `parent` dies (Linux). A pool's child waits on its
+    call queue and would never notice: a worker killed by the OOM killer or `kill -9` would leave
+    its children behind, one set per restart. If the parent is already gone, end now."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 def _pyslurm() -> Any:
