@@ -68,16 +68,15 @@ class Submission:
     environment: dict[str, str]
 
 
-def prepare(conf: str | None, parent: int | None = None) -> None:
+def prepare(conf: str | None, parent: int) -> None:
     """The child's initializer. libslurm reads `SLURM_CONF` when pyslurm is first imported (by
     the first call, so that a pyslurm that does not import is that call's error, not a dead
     child). A JWT in the environment would switch libslurm's authentication: it never gets it.
-    With the `parent`'s pid, the child ends when that process does (`end_with`)."""
+    The child ends when `parent`, the process that spawned it, does (`end_with`)."""
     os.environ.pop("SLURM_JWT", None)
     if conf:
         os.environ["SLURM_CONF"] = conf
-    if parent is not None:
-        end_with(parent)
+    end_with(parent)
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -206,8 +206,7 @@ class _ElasticBlock:
 
 @cache
 def _default_patterns() -> PatternSet:
-    gates = ProgressParser().gates
-    return PatternSet.from_catalog(builtin_catalog(), EXTRA_PATTERNS + gates, followers=FOLLOWERS, wakers=WAKERS)
+    return _compiled(builtin_catalog(), ProgressParser(), None)
 
 
 def scanner_patterns(catalog: Catalog | None, progress: ProgressParser | None, engine: str | None = None) -> PatternSet:
@@ -216,9 +215,12 @@ def scanner_patterns(catalog: Catalog | None, progress: ProgressParser | None, e
     (hundreds of KB outside Python's heap): build it once per catalog, not once per log."""
     if catalog is None and progress is None and engine is None:
         return _default_patterns()
-    gates = (progress or ProgressParser()).gates
-    extra = EXTRA_PATTERNS + gates
-    return PatternSet.from_catalog(catalog or builtin_catalog(), extra, engine, followers=FOLLOWERS, wakers=WAKERS)
+    return _compiled(catalog or builtin_catalog(), progress or ProgressParser(), engine)
+
+
+def _compiled(catalog: Catalog, progress: ProgressParser, engine: str | None) -> PatternSet:
+    extra = EXTRA_PATTERNS + progress.gates
+    return PatternSet.from_catalog(catalog, extra, engine, followers=FOLLOWERS, wakers=WAKERS)
 
 
 class LogDiagnoser:
@@ -247,7 +249,7 @@ class LogDiagnoser:
         self.scanner.sampler = Sampler()
         # A phase's closers and further output (NCCL's INFO lines among them) are read only while
         # a phase or the start-up is open, or from the line that opens one (phases.FOLLOWERS).
-        self.scanner.gate = Gate()
+        self._gate = self.scanner.gate = Gate()
         self.layout = dict(layout or {})
         self.survive_steps = max(1, survive_steps)
         self.max_step = -1
@@ -277,15 +279,14 @@ class LogDiagnoser:
     def feed(self, data: bytes) -> list[ProgressRecord]:
         """Scan more of the log; returns the progress records found in it (a sample of them in
         a long log, see `Sampler`; every one while a failure waits to be survived)."""
-        assert self.scanner.sampler is not None and self.scanner.gate is not None
+        assert self.scanner.sampler is not None
         self.scanner.sampler.hold = bool(self._pending)
-        self.scanner.gate.open = self._phases.listening()
+        self._gate.open = self._phases.listening()
         return self._consume(self.scanner.feed(data))
 
     def finish(self) -> list[ProgressRecord]:
         """The log is complete: scan its last line even without a line break."""
-        assert self.scanner.gate is not None
-        self.scanner.gate.open = self._phases.listening()
+        self._gate.open = self._phases.listening()
         return self._consume(self.scanner.finish())
 
     def _consume(self, matches: list[LineMatch]) -> list[ProgressRecord]:

@@ -79,14 +79,10 @@ class PatternSet:
         self.engine = engines.build([patterns[i] for i in self._leading], engine)
         self._followers = engines.build([patterns[i] for i in self._following], engine) if self._following else None
         self._follower_ids = frozenset(self._following)
-        self.wakers = self.ids(wakers)
+        waking = set(wakers)
+        self.wakers = frozenset(i for i, name in enumerate(self.names) if name in waking)
         # Patterns whose lines may be sampled (progress lines: a long run prints millions).
         self.sampled = frozenset(i for i, name in enumerate(self.names) if name.startswith(SAMPLED_PREFIX))
-
-    def ids(self, names: Iterable[str]) -> frozenset[int]:
-        """The indices of the patterns with these names (several patterns may share a name)."""
-        wanted = set(names)
-        return frozenset(i for i, name in enumerate(self.names) if name in wanted)
 
     @classmethod
     def from_catalog(
@@ -142,10 +138,10 @@ class PatternSet:
         """The engines' candidates in this set's numbering, the followers' only from the first
         waker's line on while the gate is closed; and whether a waker opened it here."""
         view = memoryview(data)[start:end]
+        if self._followers is None:
+            return self.engine.candidates(view), False  # one engine, numbered as this set
         leading = self._leading
         found = [(leading[pid], at) for pid, at in self.engine.candidates(view)]
-        if self._followers is None:
-            return found, False
         skip, woke = 0, False
         if gate is not None and not gate.open:
             wake = min((at for pid, at in found if pid in self.wakers), default=None)
