@@ -5,11 +5,14 @@ and budgets spent, exclusions, attempts without progress, the cluster's suspect 
 diagnosis and the time. All of it is in the history as activity inputs and results (the
 workflow input and its continue-as-new record, `watch_attempt`'s results, `diagnose`'s input
 and result, `record_advice`'s input), so nothing is replayed: the workflow's own bookkeeping
-(`RunRecord`) is followed event by event, as the workflow code keeps it.
+(`RunRecord`) is followed event by event, as the workflow code keeps it. Since the patch
+`diagnose-in-task`, diagnose is a local activity: its marker holds the result and not the input,
+which is then the one the workflow built from the watch that found the failure.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,6 +78,7 @@ class _Follow:
     scheduled: dict[int, tuple[str, Any]] = field(default_factory=dict)
     diagnosing: DiagnoseInput | None = None
     diagnosed: DiagnoseResult | None = None
+    failing: DiagnoseInput | None = None  # what a local diagnose was given: the last watch's failure
     last: RecordedFailure | None = None
 
     def attempt(self, index: int) -> Attempt:
@@ -98,6 +102,8 @@ _RESULTS: dict[str, type] = {
     "adopt_attempt": Attempt,
     "await_requeue": JobObservation,
 }
+# Core's marker of a local activity: its type in `data` (JSON), its result in `result`.
+LOCAL_ACTIVITY_MARKER = "core_local_activity"
 
 
 async def failures_of(history: WorkflowHistory, converter: DataConverter) -> RunFailures:
@@ -140,6 +146,24 @@ async def _step(
             (result,) = await _decode(converter, attrs_c.result.payloads, _RESULTS[name])
             if result is not None:
                 _completed(name, given, result, follow)
+    elif event.event_type == EventType.EVENT_TYPE_MARKER_RECORDED:
+        await _local_activity(event, follow, converter)
+
+
+async def _local_activity(event: HistoryEvent, follow: _Follow, converter: DataConverter) -> None:
+    """A local diagnose's result; other markers (patches, other local activities) say nothing here."""
+    attrs = event.marker_recorded_event_attributes
+    if attrs.marker_name != LOCAL_ACTIVITY_MARKER or "result" not in attrs.details or "data" not in attrs.details:
+        return
+    try:
+        kind = json.loads(attrs.details["data"].payloads[0].data).get("activity_type")
+    except (ValueError, IndexError, AttributeError) as e:
+        raise HistoryError(f"cannot read a local activity's marker in it: {e}") from None
+    if kind != "diagnose" or follow.failing is None:
+        return
+    (result,) = await _decode(converter, attrs.details["result"].payloads, DiagnoseResult)
+    follow.diagnosing, follow.failing = follow.failing, None
+    _diagnosed(follow, result)
 
 
 def _scheduled(name: str, value: Any, follow: _Follow, run: RunFailures, inp: RunInput, at: datetime) -> None:
@@ -166,6 +190,14 @@ def _completed(name: str, given: Any, result: Any, follow: _Follow) -> None:
 def _watched(follow: _Follow, given: WatchInput, result: WatchResult) -> None:
     """As TrainingRun._follow: the attempt's end state, and its last step unless it made none."""
     index = given.attempt.index
+    if result.symptom is not None:
+        follow.failing = DiagnoseInput(
+            run_id=given.run_id,
+            attempt=given.attempt,
+            observation=result.observation,
+            symptom=result.symptom,
+            log_diagnosis=result.log_diagnosis,
+        )
     if result.observation.restart_count == given.attempt.restart_count:
         follow.revise(index, state=result.observation.state)
     if result.event != "progress" and result.last_step is not None:

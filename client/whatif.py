@@ -89,8 +89,8 @@ def read_history_files(paths: Sequence[str]) -> list[WorkflowHistory]:
 
 # The events what-if reads (history_failures); protobuf's JSON parser is slow, and these are
 # about a third of a run's history. Written EVENT_TYPE_ACTIVITY_TASK_SCHEDULED by Temporal's
-# JSON, ActivityTaskScheduled by older exports.
-_READ = {"workflowexecutionstarted", "activitytaskscheduled", "activitytaskcompleted"}
+# JSON, ActivityTaskScheduled by older exports. Markers: a local diagnose's result.
+_READ = {"workflowexecutionstarted", "activitytaskscheduled", "activitytaskcompleted", "markerrecorded"}
 
 
 def _what_whatif_reads(data: Any) -> Any:

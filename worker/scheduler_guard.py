@@ -15,6 +15,7 @@ workflows (node history, discovery) carry no header and are not checked.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from temporalio import activity, workflow
@@ -25,6 +26,7 @@ from temporalio.worker import (
     ExecuteActivityInput,
     Interceptor,
     StartActivityInput,
+    StartLocalActivityInput,
     WorkflowInboundInterceptor,
     WorkflowInterceptorClassInput,
     WorkflowOutboundInterceptor,
@@ -84,11 +86,22 @@ class _TellScheduler(WorkflowInboundInterceptor):
 
 class _WithSchedulerHeader(WorkflowOutboundInterceptor):
     def start_activity(self, input: StartActivityInput) -> workflow.ActivityHandle[Any]:
-        # Duck-typed: the workflow class inside the sandbox is not the one imported out here.
-        # A run's spec names its scheduler; a pipeline's input does (its held stages' jobs).
-        instance = workflow.instance()
-        spec = getattr(instance, "spec", None) or getattr(instance, "inp", None)
-        scheduler = getattr(spec, "scheduler", None)
-        if isinstance(scheduler, str):
-            input.headers = {**input.headers, HEADER: PayloadConverter.default.to_payload(scheduler)}
+        input.headers = with_scheduler(input.headers)
         return super().start_activity(input)
+
+    def start_local_activity(self, input: StartLocalActivityInput) -> workflow.ActivityHandle[Any]:
+        # A local activity runs on the worker of the workflow task, which may be the wrong one too.
+        input.headers = with_scheduler(input.headers)
+        return super().start_local_activity(input)
+
+
+def with_scheduler(headers: Mapping[str, Payload]) -> dict[str, Payload]:
+    """The workflow's headers and its run's scheduler. Duck-typed: the workflow class inside the
+    sandbox is not the one imported out here. A run's spec names its scheduler; a pipeline's
+    input does (its held stages' jobs)."""
+    instance = workflow.instance()
+    spec = getattr(instance, "spec", None) or getattr(instance, "inp", None)
+    scheduler = getattr(spec, "scheduler", None)
+    if not isinstance(scheduler, str):
+        return dict(headers)
+    return {**headers, HEADER: PayloadConverter.default.to_payload(scheduler)}

@@ -85,6 +85,9 @@ ROUND_TRIPS_PATCH = "fewer-round-trips"
 # Histories from before diagnose asked the suspects itself replay as they were: suspect_nodes as a
 # local activity in the task that found the failure, before diagnose was scheduled.
 SUSPECTS_PATCH = "suspects-in-diagnose"
+# Histories from before the diagnosis ran inside the workflow task that found the failure replay
+# with diagnose as an activity of its own, and one more workflow task before the advice.
+DIAGNOSE_PATCH = "diagnose-in-task"
 
 
 @workflow.defn(name=TRAINING_RUN)
@@ -136,12 +139,12 @@ class TrainingRun:
             # Cancelled from Temporal itself (UI or CLI): stop recovering, leave the job alone.
             self._finish(RunState.CANCELLED, "cancelled from Temporal")
             raise
-        except ActivityError as e:
-            if _error_type(e) != WRONG_SCHEDULER:
+        except (ActivityError, ApplicationError) as e:
+            refused = wrong_scheduler(e)
+            if refused is None:
                 raise
             # A worker of another scheduler refused to touch the run's job: say so, stop.
-            assert isinstance(e.cause, ApplicationError)
-            self._finish(RunState.GAVE_UP, e.cause.message)
+            self._finish(RunState.GAVE_UP, refused.message)
         return self.status()
 
     async def _first_attempt(self) -> None:
@@ -296,22 +299,29 @@ class TrainingRun:
         self, attempt: Attempt, result: WatchResult, suspects: list[str], stacks: HangStacks | None, ask: bool
     ) -> DiagnoseResult:
         """The diagnosis (with the suspects, when `ask`), recorded and told to the cluster's node history."""
-        found = await workflow.execute_activity_method(
-            DiagnoseActivities.diagnose,
-            DiagnoseInput(
-                run_id=self.spec.run_id,
-                attempt=attempt,
-                observation=result.observation,
-                symptom=self.rec.last_symptom,
-                log_diagnosis=result.log_diagnosis,
-                suspect_nodes=suspects,
-                hang_stacks=stacks,
-                excluded_nodes=self.rec.excluded_nodes,
-                suspect_rule=self.spec.policy.suspect_nodes if ask else None,
-            ),
-            start_to_close_timeout=self._quick(),
-            retry_policy=FOREVER,
+        inp = DiagnoseInput(
+            run_id=self.spec.run_id,
+            attempt=attempt,
+            observation=result.observation,
+            symptom=self.rec.last_symptom,
+            log_diagnosis=result.log_diagnosis,
+            suspect_nodes=suspects,
+            hang_stacks=stacks,
+            excluded_nodes=self.rec.excluded_nodes,
+            suspect_rule=self.spec.policy.suspect_nodes if ask else None,
         )
+        found: DiagnoseResult
+        if workflow.patched(DIAGNOSE_PATCH):
+            # A local activity: it only reads (the scheduler's nodes, the node history), and run
+            # inside this workflow task the advice is decided in it too, not one task later
+            # (about a second through a busy server in a burst). The UI shows it as a marker.
+            found = await workflow.execute_local_activity_method(
+                DiagnoseActivities.diagnose, inp, start_to_close_timeout=self._quick(), retry_policy=FOREVER
+            )
+        else:
+            found = await workflow.execute_activity_method(
+                DiagnoseActivities.diagnose, inp, start_to_close_timeout=self._quick(), retry_policy=FOREVER
+            )
         self.rec.diagnoses.append(found.diagnosis)
         if found.failed_run is not None:
             self._close_requeued(attempt, found.failed_run)
@@ -793,6 +803,13 @@ def _action(advice: Advice, kind: ActionKind, job_id: str, changed: bool, detail
 def _error_type(error: ActivityError) -> str | None:
     cause = error.cause
     return cause.type if isinstance(cause, ApplicationError) else None
+
+
+def wrong_scheduler(error: ActivityError | ApplicationError) -> ApplicationError | None:
+    """A worker of another scheduler's refusal: an activity's comes wrapped in an ActivityError,
+    a local activity's (diagnose) is the activity's error itself."""
+    cause = error.cause if isinstance(error, ActivityError) else error
+    return cause if isinstance(cause, ApplicationError) and cause.type == WRONG_SCHEDULER else None
 
 
 def _cause(error: ActivityError) -> str:

@@ -1,9 +1,12 @@
 """A recovery waits for as few workflow tasks as it can (patches `fewer-round-trips`,
-`suspects-in-diagnose`): on a real dev server and worker, the run's history shows no activity for
-the suspects (diagnose asks them), the node-history report scheduled with the advice, and the
-verification scheduled with the release."""
+`suspects-in-diagnose`, `diagnose-in-task`): on a real dev server and worker, the run's history
+shows no activity for the suspects (diagnose asks them), diagnose as a local activity of the task
+that found the failure, the advice recorded from that same task, the node-history report scheduled
+with the advice, and the verification scheduled with the release."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from temporalio.api.enums.v1 import EventType
@@ -15,6 +18,18 @@ from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import check_one_clean_recovery, start
 
 SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+MARKER = EventType.EVENT_TYPE_MARKER_RECORDED
+
+
+def local_activities(events: list[HistoryEvent]) -> dict[str, int]:
+    """Each local activity's type (core's JSON marker data) and the workflow task that ran it."""
+    found: dict[str, int] = {}
+    for event in events:
+        attrs = event.marker_recorded_event_attributes
+        if event.event_type == MARKER and attrs.marker_name == "core_local_activity":
+            kind = json.loads(attrs.details["data"].payloads[0].data)["activity_type"]
+            found.setdefault(kind, attrs.workflow_task_completed_event_id)
+    return found
 
 
 def scheduled_in(events: list[HistoryEvent]) -> dict[str, int]:
@@ -37,15 +52,13 @@ async def test_a_recovery_saves_workflow_tasks(embedded: Embedded, client: Clien
 
     history = await client.get_workflow_handle(spec.run_id).fetch_history()
     events = list(history.events)
-    markers = [
-        e.marker_recorded_event_attributes.marker_name
-        for e in events
-        if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
-    ]
     # The suspects are asked by diagnose itself (patch `suspects-in-diagnose`): no activity of
-    # their own, nor a local one holding the task that found the failure.
-    assert "core_local_activity" not in markers
+    # their own, nor a local one holding the task that found the failure. Diagnose is that local
+    # activity (patch `diagnose-in-task`), and the advice is recorded from that task.
+    local = local_activities(events)
+    assert list(local) == ["diagnose"]
     tasks = scheduled_in(events)
-    assert "suspect_nodes" not in tasks
+    assert "suspect_nodes" not in tasks and "diagnose" not in tasks
+    assert tasks["record_advice"] == local["diagnose"]
     assert tasks["report_failure"] == tasks["record_advice"]  # the advice does not wait for the report
     assert tasks["verify_successor"] == tasks["release"]  # nor the verification for a task of its own

@@ -42,6 +42,9 @@ STORY = [
     "release",
     "watch_attempt",
 ]
+# Steps that run inside a workflow task (local activities), which history and UI show as markers:
+# diagnose since "diagnose-in-task".
+LOCAL_STEPS = {"diagnose"}
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +138,7 @@ def test_history_tells_the_story_with_the_advice_as_input(embedded: Embedded, re
     scheduled = [
         e["activityTaskScheduledEventAttributes"] for e in events if "activityTaskScheduledEventAttributes" in e
     ]
-    names = [s["activityType"]["name"] for s in scheduled]
+    names = [step for e in events if (step := activity_step(e)) is not None]
     assert in_order(STORY, names), " ".join(names)
     (advice_input,) = [
         decoded(s["input"]["payloads"][0]) for s in scheduled if s["activityType"]["name"] == "record_advice"
@@ -143,6 +146,16 @@ def test_history_tells_the_story_with_the_advice_as_input(embedded: Embedded, re
     advice = advice_input["advice"]
     assert advice["operation"] == "restart" and "node2" in advice["excluded_nodes"]
     assert "restart 1 of 5" in advice["explanation"]
+
+
+def activity_step(event: dict[str, Any]) -> str | None:
+    """The activity an event of the CLI's history starts: scheduled, or a local one's marker."""
+    if "activityTaskScheduledEventAttributes" in event:
+        return str(event["activityTaskScheduledEventAttributes"]["activityType"]["name"])
+    marker = event.get("markerRecordedEventAttributes")
+    if marker is None or marker["markerName"] != "core_local_activity":
+        return None
+    return str(decoded(marker["details"]["data"]["payloads"][0])["activity_type"])
 
 
 def in_order(story: list[str], names: list[str]) -> bool:
@@ -243,11 +256,15 @@ async def check_timeline(page: Page) -> None:
     await expect(page.locator('[aria-label="Event verify_successor: Completed"]')).to_be_attached(timeout=SHOWN)
     labels: list[str] = await bars.evaluate_all("bars => bars.map(b => b.getAttribute('aria-label'))")
     # Besides the activities: the watch's safety timer ("Event 1 (1h, 12m, 12s): Canceled" when
-    # news came first; an hour to 1.5 hours, spread per run) and markers, which the UI shows with no status: workflow.patched's ("Event
-    # core_patch: Unspecified") and a local activity's result ("Event suspect_nodes: Unspecified").
+    # news came first; an hour to 1.5 hours, spread per run) and markers, which the UI shows with
+    # no status: workflow.patched's ("Event core_patch: Unspecified") and a local activity's
+    # result ("Event diagnose: Unspecified"), a step of the story.
+    local = [f"Event {name}: Unspecified" for name in LOCAL_STEPS]
     others = [label for label in labels if re.fullmatch(r"Event (\d+ \([\w, ]+\): \w+|\w+: Unspecified)", label)]
-    steps = [re.fullmatch(r"Event (\w+): (\w+)", label) for label in labels if label not in others]
-    assert all(step is not None and step.group(2) == "Completed" for step in steps), " | ".join(labels)
+    steps = [re.fullmatch(r"Event (\w+): (\w+)", label) for label in labels if label in local or label not in others]
+    assert all(step is not None and (step.group(2) == "Completed" or step.group(1) in LOCAL_STEPS) for step in steps), (
+        " | ".join(labels)
+    )
     assert in_order(STORY, [step.group(1) for step in steps if step is not None]), labels
 
 
