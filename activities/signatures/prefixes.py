@@ -15,6 +15,7 @@
     [rank: 3] ...                        Lightning's rank-prefixed messages
     MPICH ERROR [Rank 3] [job id 41.0] [<time>] [nid006700] - Abort(...)   HPE Cray MPICH's abort
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
+    trainer/0 ...                        TorchX's (and NeMo-Run's) role/replica prefix, read past
     NVRM: GPU0 nvAssertFailedNoLog: ...  the NVIDIA driver names the GPU it speaks of (GPU 0)
     NVRM: GPU 0000:3b:00.0: ...          ... or its PCI bus id
 
@@ -64,10 +65,12 @@ _BRACKET = re.compile(r"\[([A-Za-z][\w.-]{0,62})\] ")
 # UCX pads the pid to five places (src/ucs/debug/log.c, "[%s:%-5d:%d:%d] "): `[node7:6807 :0:6807]`.
 # As for NCCL's prefix, a Docker container's hostname is its hex id and may begin with a digit
 # (`[09677202c889:5283 :0:5704] Caught signal 7 (Bus error ...)`): a letter somewhere in it
-# keeps a time of day (`[12:34:56]`) from reading as a host.
+# keeps a time of day (`[12:34:56]`) from reading as a host. A cloud VM's default hostname may be
+# its address with dashes and nothing else (`[10-7-133-247:16170:0:17316] Caught signal 11`, a
+# NeMo-Run job's UCX prefix): four dash-joined numbers are no time of day either.
 _HOST_PID = re.compile(
     r"(?:^|\] )\[(?![\w-]*\.(?:py|cc|cpp|c|h|hpp|cu|rs|go|java)[:\]])"
-    r"((?=[\w.-]{0,62}[A-Za-z])[A-Za-z0-9][\w.-]{0,62}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
+    r"((?=[\w.-]{0,62}[A-Za-z])[A-Za-z0-9][\w.-]{0,62}|\d{1,3}(?:-\d{1,3}){3}):\d{1,9} {0,4}(?::\d{1,9}){0,2}\]"
 )
 # HPE Cray MPICH (cray-mpich 8, on Perlmutter, Frontier, Polaris, Aurora, LUMI, Alps) heads an
 # aborting process's message with its rank, the Slurm or PALS job id, the time and the node:
@@ -77,6 +80,11 @@ _HOST_PID = re.compile(
 _CRAY_MPICH = re.compile(r"MPICH ERROR \[Rank \d{1,7}\] \[job id [^\]]{0,80}\] \[[^\]]{0,40}\] \[([\w.-]{1,63})\] ")
 # Ray puts the process's name, pid and node address before every line it forwards to the driver.
 _RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
+# TorchX prints each line of a role's replica after `<role>/<replica id> ` (torchx/cli/cmd_log.py:
+# f"{role_name}/{replica_id} {line}", in green on a terminal), and so does NeMo-Run, which runs
+# its local and Slurm jobs through TorchX (`nemo.collections.llm.api.finetune/0 ...`). It says
+# which replica printed the line, not where: the prefixes after it name the host or rank.
+_TORCHX = re.compile(r"(?:\x1b\[\d{1,2}m)?[A-Za-z][\w.-]{0,100}/\d{1,5}(?:\x1b\[0m)? ")
 # Inference engines name a worker's rank in their own prefixes (tensor parallel = the rank there).
 # vLLM's V1 workers are `(Worker_TP1 pid=530)`, `(Worker_PP0_TP1 pid=...)`: with pipeline stages
 # the TP index is a global rank only on the first stage.
@@ -162,14 +170,23 @@ def _named(host: str) -> bool:
 _QUALIFIED_CLASS = re.compile(r"\._|(?:Error|Exception|Warning|Exit|Interrupt|Failure)$")
 
 
+# Huawei CANN opens each error report with its error code and a colon (`EJ0001: 2024-05-21-11:57:54
+# Failed to initialize the HCCP process`, `EE1002: ... Stream synchronize timeout`): an `E`, a
+# letter for the component (I for HCCL, J for HCCP, E for the runtime, H, Z, L, ...) and four
+# digits (tables/ascend.yaml). Like a node name it has a digit in it, but no node is named so.
+_CANN_CODE = re.compile(r"E[A-Z]\d{4}")
+
+
 def _pdsh_host(host: str) -> bool:
-    return _named(host) and _QUALIFIED_CLASS.search(host) is None
+    return _named(host) and _QUALIFIED_CLASS.search(host) is None and _CANN_CODE.fullmatch(host) is None
 
 
 def line_context(text: str) -> LineContext:
     head = text[:_HEAD]
     rank: int | None = None
     host: str | None = None
+    if m := _TORCHX.match(head):
+        head = head[m.end() :]
     if m := _SRUN.match(head):
         rank, head = int(m.group(1)), head[m.end() :]
     elif ((m := _PDSH.match(head)) and _pdsh_host(m.group(1))) or (m := _RAY.match(head)):
