@@ -100,6 +100,24 @@ def test_raylet_exiting_with_its_agent_names_the_node_of_its_prefix() -> None:
     assert found.implicated.nodes == ["10.244.0.7"]
 
 
+def test_open_mpi_names_the_peer_that_hung_up() -> None:
+    # horovod/horovod issue 1950: Open MPI's TCP BTL names the host of the peer that disconnected
+    # at the end of its help text; that peer failed, this rank only lost it.
+    found = diagnose(
+        "An MPI communication peer process has unexpectedly disconnected.  This\n"
+        "usually indicates a failure in the peer process (e.g., a crash or\n"
+        "otherwise exiting without calling MPI_FINALIZE first).\n"
+        "\n"
+        "  Local host: reco-zl-c4-reco313\n"
+        "  Local PID:  7720\n"
+        "  Peer host:  reco-zl-c4-reco316\n"
+        "--------------------------------------------------------------------------\n"
+        "[1,7]<stderr>:*** Aborted at"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == ("mpi-peer-disconnected", "network", True)
+    assert found.implicated.peers == ["reco-zl-c4-reco316"]
+
+
 def test_a_socket_that_is_not_connected_stays_the_network() -> None:
     # Python's ssl module checks the peer of a socket it wraps (ssl.py _check_connected): the
     # same errno without a file name is a connection's, not a filesystem's.
@@ -137,6 +155,8 @@ HEALTHY = [
     "  PID:        209028\n"
     "  Message:    did not receive entire connect ACK from peer\n"
     "--------------------------------------------------------------------------",
+    # The same help text's last lines alone (a log cut there) say nothing failed.
+    "  Local host: gold03\n  Local PID:  17467\n  Peer host:  gold00",
 ]
 
 
