@@ -78,8 +78,11 @@ _HOST_PID = re.compile(
 # the logs of ofiwg/libfabric#10072 and #11307, pmodels/mpich#6362 and flux-framework/flux-coral2#36
 # show it (the library is closed source). The rank is read by `_MESSAGE_RANK`.
 _CRAY_MPICH = re.compile(r"MPICH ERROR \[Rank \d{1,7}\] \[job id [^\]]{0,80}\] \[[^\]]{0,40}\] \[([\w.-]{1,63})\] ")
-# Ray puts the process's name, pid and node address before every line it forwards to the driver.
-_RAY = re.compile(r"\s*\((?:[\w.:-]{1,80} )?pid=\d{1,9}, ip=([\w.:-]{1,63})\) ")
+# Ray puts the process's name, pid and node address before every line it forwards to the driver;
+# a remote node's raylet lines have no pid, only `(raylet, ip=10.0.0.7)` (python/ray/_private/
+# worker.py print_worker_logs: no `pid=` prefix for the raylet and the autoscaler; releases
+# before 1.0 wrote `(pid=raylet, ip=...)`).
+_RAY = re.compile(r"\s*\((?:(?:[\w.:-]{1,80} )?pid=(?:\d{1,9}|raylet)|raylet), ip=([\w.:-]{1,63})\) ")
 # TorchX prints each line of a role's replica after `<role>/<replica id> ` (torchx/cli/cmd_log.py:
 # f"{role_name}/{replica_id} {line}", in green on a terminal), and so does NeMo-Run, which runs
 # its local and Slurm jobs through TorchX (`nemo.collections.llm.api.finetune/0 ...`). It says

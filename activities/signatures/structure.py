@@ -208,11 +208,20 @@ _TAIL = re.compile(r"(?:^|[:\];] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*(?: \[Op:\w
 _WHOLE = re.compile(r"^\s*[\w.]*(?:Error|Exception)\w*: ([a-z][\w ,./'-]{2,60}?)[\s.]*(?: \[Op:\w+\])?$")
 
 
+# CPython's OSError with a file name (`[Errno 107] Transport endpoint is not connected: '/mnt/x'`,
+# bytes paths as `b'...'`): the call was made on a path, so an errno's `on_path` verdict applies.
+_ON_PATH = re.compile(r"\[Errno -?\d{1,4}\] [^:\n]{2,80}: b?['\"]")
+
+
 def errno_fact(text: str) -> Fact | None:
     """What the message's errno says, for a class whose message decides (a bare OSError)."""
     table = lookup("errno")
     if m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
+        on_path = fact.fields.get("on_path") if fact is not None and fact.fields is not None else None
+        if fact is not None and on_path and m.group(1) and _ON_PATH.match(text, m.start()):
+            what = f"{on_path['description']} (the errno of the message, on a path)"
+            return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
     elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
     elif (m := _TAIL.search(text)) or (m := _WHOLE.search(text)):

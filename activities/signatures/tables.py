@@ -143,6 +143,14 @@ class Lookup:
         for index, entry in enumerate(table.entries):
             if entry.get("category") not in get_args(Category):
                 raise TableError(f"{where}: entry {index + 1}: category must be one of {', '.join(get_args(Category))}")
+            variant = entry.get("on_path")
+            if variant is not None and (
+                not isinstance(variant, dict)
+                or variant.get("category") not in get_args(Category)
+                or not isinstance(variant.get("retryable"), bool)
+                or not variant.get("description")
+            ):
+                raise TableError(f"{where}: entry {index + 1}: on_path needs a description, a category and retryable")
             try:
                 fact = Fact(
                     name=str(entry[table.key]),

@@ -297,7 +297,10 @@ def test_feed_returns_progress_with_ranks_from_prefixes() -> None:
         ("12:00:01 INFO x", LineContext()),
         # Ray's worker prefix names the node by address; vLLM's and SGLang's name the TP rank.
         ("(RayWorkerWrapper pid=4242, ip=10.0.0.5) RuntimeError: x", LineContext(host="10.0.0.5")),
-        ("(raylet, ip=10.0.0.7) x", LineContext()),
+        # A remote node's raylet lines carry its address without a pid (print_worker_logs).
+        ("(raylet, ip=10.0.0.7) x", LineContext(host="10.0.0.7")),
+        ("(pid=raylet, ip=172.31.30.93) x", LineContext(host="172.31.30.93")),
+        ("(raylet) x", LineContext()),
         ("(VllmWorker rank=3 pid=811) ERROR x", LineContext(rank=3)),
         ("[2026-01-12 10:57:43 TP5] Scheduler hit an exception", LineContext(rank=5)),
         ("[2026-01-12 10:57:43 DP1 TP2] x", LineContext(rank=2)),
