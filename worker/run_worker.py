@@ -178,6 +178,9 @@ def build_worker(
         max_cached_workflows=config.cached_runs or config.max_runs + SHORT_ACTIVITY_SLOTS,
         workflow_runner=SandboxedWorkflowRunner() if config.workflow_sandbox else UnsandboxedWorkflowRunner(),
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
+        # A burst's diagnoses are local activities (patch `diagnose-in-task`): the SDK's default
+        # of 100 at once would hold the rest of a larger burst back.
+        max_concurrent_local_activities=SHORT_ACTIVITY_SLOTS,
         sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
         # Pollers follow the backlog (a burst) instead of five each, fixed.
         workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
