@@ -1,7 +1,7 @@
 """Whole excerpts of real logs where a job could not set up its GPUs: NCCL's topology detection
 that cannot find the GPU's PCI device under /sys (a container or WSL that hides the host's
-sysfs), and CUDA's start-up failure that a test harness relays only as a DEBUG record before its
-own traceback; and the alarming but harmless lines the same setups print (libibverbs' provider
+sysfs), CUDA's start-up failure that a test harness relays only as a DEBUG record before its
+own traceback, and MXNet's GPU memory pool and CUDA checks running out of device memory; and the alarming but harmless lines the same setups print (libibverbs' provider
 warnings, NCCL's barrier and teardown warnings, DataParallel's gather warning, a whole run with
 library warnings), which must stay healthy."""
 
@@ -79,6 +79,27 @@ FAILURES = [
         True,
         "nccl-gpu-pci-path-missing",
     ),
+    # zackchase/mxnet-the-straight-dope issue 361: MXNet's GPU memory pool gives up right after
+    # cuDNN's autotuning (its dmlc LOG(FATAL), then the native stack trace).
+    (
+        "https://github.com/zackchase/mxnet-the-straight-dope/issues/361",
+        "running with 1 GPUs\n"
+        "Running on [gpu(0)]\n"
+        "Batch size is 12\n"
+        "initalizing parameters\n"
+        "initalizing trainer\n"
+        "[17:36:51] src/operator/././cudnn_algoreg-inl.h:112: Running performance tests to find the best convolution "
+        "algorithm, this can take a while... (setting env variable MXNET_CUDNN_AUTOTUNE_DEFAULT to 0 to disable)\n"
+        "[17:36:58] /opt/mxnet/dmlc-core/include/dmlc/./logging.h:308: [17:36:58] "
+        "src/storage/./pooled_storage_manager.h:111: cudaMalloc failed: out of memory\n"
+        "\n"
+        "Stack trace returned 10 entries:\n"
+        "[bt] (0) /usr/local/lib/libmxnet.so(_ZN4dmlc15LogMessageFatalD1Ev+0x3c) [0x7fd3561641fc]\n"
+        "[bt] (1) /usr/local/lib/libmxnet.so(_ZN5mxnet7storage23GPUPooledStorageManager5AllocEm+0x163) [0x7fd357174b93]",
+        "out_of_memory",
+        False,
+        "mxnet-gpu-pool-oom",
+    ),
     # microsoft/lisa issue 2823: the test harness relays torch's start-up warning as a DEBUG
     # record (CUDA error 802, fabric manager not running), then its own test fails; the
     # traceback names no exception, so the quiet line is the cause the log gives.
@@ -129,6 +150,21 @@ def test_a_named_exception_still_wins_over_a_quiet_line_before_it() -> None:
         "ValueError: invalid literal for int() with base 10: 'a'"
     )
     assert (found.category, found.retryable) == ("application", False)
+
+
+def test_mxnet_cuda_call_names_the_error_after_its_condition() -> None:
+    # MXNet's CUDA_CALL (apache/mxnet src/common/cuda/utils.h) prints its CHECK condition, which
+    # names cudaErrorCudartUnloading as an error it lets pass, then the runtime's message: the
+    # message is the failure (out of memory here), not a driver shutting down.
+    found = diagnose(
+        "[01:38:23] src/storage/./gpu_device_storage.h:39: Check failed: e == cudaSuccess || "
+        "e == cudaErrorCudartUnloading CUDA: out of memory"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "cuda-out-of-memory",
+        "out_of_memory",
+        False,
+    )
 
 
 HEALTHY = [
