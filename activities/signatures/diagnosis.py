@@ -541,6 +541,8 @@ class LogDiagnoser:
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             fallbacks = self._unfinished(max(tail, progressed))
+        if not roots and fallbacks and all(c.signature.category == "unknown" for c in fallbacks):
+            roots = self._quiet_causes(min(c.match.line for c in fallbacks))
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
@@ -550,6 +552,23 @@ class LogDiagnoser:
             # "Received 2 death signal") are the stop, and the wait (or another hang line) is the story.
             return [c for c in live if c.signature.symptom == "hang"]
         return roots or fallbacks or told or live
+
+    def _quiet_causes(self, before: int) -> list[_Candidate]:
+        """Root causes a logger recorded below error level (a warning, a DEBUG record) before an
+        uncaught exception whose class says nothing: the program went on past the line, then died
+        of something no table knows, and the quiet line is the only cause the log names. A test
+        harness that relays its child's output as DEBUG records (microsoft/lisa) shows torch's
+        start-up warning that CUDA could not initialise, then its own test's traceback."""
+        return [
+            c
+            for c in self._pending
+            if c.context.warning
+            and c.match.line < before
+            and not c.signature.cascade
+            and not c.fallback
+            and c.signature.alone
+            and c.signature.category != "unknown"
+        ]
 
     def _reclaimed(self, match: LineMatch) -> None:
         """NCCL reports its communicator teardown failed: the CUDA call its thread just reported

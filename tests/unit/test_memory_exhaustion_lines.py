@@ -111,6 +111,10 @@ HEALTHY = [
     " deallocate free memory regions (i.e., allocations) so that we can re-allocate a larger region to avoid OOM"
     " due to memory fragmentation. If you see this message frequently, you are running near the threshold of the"
     " available device memory and re-allocation may incur great performance overhead.",
+    # pytorch/pytorch#193195: torch 2.13's caching allocator warns on each failed cudaMalloc attempt,
+    # including those it recovers from by freeing cached blocks and retrying (no OutOfMemoryError)
+    "[rank1]:[W812 16:00:28.643448608 CUDACachingAllocator.cpp:3933] memory allocation failed with OOM on device 1"
+    " while trying to allocate 20971520 bytes (free: 15794176, total: 150111977472).",
     # Lightning-AI/pytorch-lightning#3259: the batch-size finder's progress and result
     "Batch size 16777216 succeeded, trying batch size 33554432\n"
     "Batch size 33554432 succeeded, trying batch size 67108864\n"
