@@ -681,15 +681,15 @@ async def stages(
         elif kind == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED and at >= 0 and "watch_attempt done" in points:
             started = opened.get(event.workflow_task_completed_event_attributes.started_event_id, at)
             kinds[KINDS[2]] += at - max(started, points["watch_attempt done"])
-        elif (
-            kind == EventType.EVENT_TYPE_MARKER_RECORDED and at >= 0 and _local(event.marker_recorded_event_attributes)
-        ):
-            points.setdefault("suspect_nodes done (local)", at)
+        elif kind == EventType.EVENT_TYPE_MARKER_RECORDED and at >= 0:
+            local = _local(event.marker_recorded_event_attributes)
+            if local is not None:
+                points.setdefault(f"{local} done (local)", at)
     if "watch_attempt done" in points:
         kinds[KINDS[0]] = points["watch_attempt done"]
     for name, value in kinds.items():
         into.setdefault(f"by kind: {name}", []).append(value)
-    order = ["failure", "watch_attempt done", "suspect_nodes done (local)"]
+    order = ["failure", "watch_attempt done", "suspect_nodes done (local)", "diagnose done (local)"]
     order += [f"{n} {w}" for n in STEPS for w in ("scheduled", "started", "done")]
     points["failure"] = 0.0
     seen = [p for p in order if p in points]
@@ -697,9 +697,13 @@ async def stages(
         into.setdefault(f"{before} -> {after}", []).append(points[after] - points[before])
 
 
-def _local(marker: Any) -> bool:
-    """A local activity's marker (the only one a run records during its recovery)."""
-    return bool(marker.marker_name == "core_local_activity")
+def _local(marker: Any) -> str | None:
+    """The type of the local activity whose marker this is (core's JSON marker data): diagnose
+    since `diagnose-in-task`, suspect_nodes in runs from before `suspects-in-diagnose`."""
+    if marker.marker_name != "core_local_activity" or "data" not in marker.details:
+        return None
+    kind = json.loads(marker.details["data"].payloads[0].data).get("activity_type")
+    return str(kind) if kind else None
 
 
 def _count_task(tasks: dict[str, int], workers: dict[str, str], identity: str, what: str) -> None:
