@@ -38,7 +38,15 @@ from functools import cache
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
 from recovery.activities.signatures.pace import LogPace
-from recovery.activities.signatures.phases import FOLLOWERS, INTERRUPTED_WAITING, WAIT, WAKERS, Phases
+from recovery.activities.signatures.phases import (
+    BARRIER_OVERCOUNT_TIMEOUT,
+    FOLLOWERS,
+    INTERRUPTED_WAITING,
+    WAIT,
+    WAKERS,
+    Phases,
+    overcounted,
+)
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
 from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
 from recovery.activities.signatures.result import (
@@ -70,6 +78,7 @@ ELASTIC_PATTERNS = [
 ]
 ELASTIC_BLOCK_LINES = 12
 CHILD_FAILED = "torchelastic-child-failed"  # the signature of the exception the summary belongs to
+STORE_BARRIER = "store-barrier-timeout"  # its line says how many processes came (phases.overcounted)
 # nvidia-smi's table row of a GPU: its index, then (after the name) its PCI bus id with an
 # 8-digit domain (`|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |`). A log that
 # holds the table maps the bus ids the driver's messages name to the indices the user knows.
@@ -316,7 +325,10 @@ class LogDiagnoser:
             # a cascade (`Xid 45 ... caused by previous Xid 149` is both), then the one that names
             # more places (`srun: error: c002: task 0: Killed` is srun's, not a bare `Killed`).
             best = max(signatures, key=self._rank_on_line)
-            self._add_candidate(best, siblings=[m for m in signatures if m is not best])
+            # A store-based barrier that timed out counting more arrivals than the world size was
+            # never short of a peer: the job's set-up registered too many (phases.overcounted).
+            chosen = BARRIER_OVERCOUNT_TIMEOUT if best.pattern == STORE_BARRIER and overcounted(best.text) else None
+            self._add_candidate(best, chosen, siblings=[m for m in signatures if m is not best])
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         for phase in (m for m in matches if m.pattern.startswith("phase:")):

@@ -16,7 +16,9 @@ Openers and closers, as their sources print them:
   `Waiting in store based barrier to initialize process group for rank: ...` after each 10 s of
   waiting while ranks are missing, `Rank r: Completed store-based barrier for key:... with n
   nodes.` on exit. Its entry line (`Added key: ... to store for rank: r`) opens nothing: every
-  healthy start prints it, and a log cut just after it shows no waiting.
+  healthy start prints it, and a log cut just after it shows no waiting. A waiting line whose
+  count of arrivals is above the world size is the job's set-up, not a missing peer
+  (`overcounted`, below).
 - A watchdog's stack dump: CPython's faulthandler.dump_traceback_later prints `Timeout (0:05:00)!`
   when its deadline passes, then every thread's stack. A dump alone (a registered signal, py-spy,
   one after `Fatal Python error:`, which is a failure of its own) says nothing of being stuck: a
@@ -118,6 +120,8 @@ Any progress line (a step reported) closes every phase: the run got past it.
 """
 
 from __future__ import annotations
+
+import re
 
 from recovery.activities.signatures.catalog import Signature, SignatureCategory
 from recovery.activities.signatures.scanner import LineMatch
@@ -377,6 +381,51 @@ K8S_MOUNT = _hang(
     "waiting for them): the pod never started; the volume's storage or its attachment to the node failed",
     "system_software",
 )
+# PyTorch's store-based barrier (torch/distributed/distributed_c10d.py `_store_based_barrier`):
+# every process of the group adds one to the barrier's key in the store, then waits until the
+# count is the world size (older releases poll for `worker_count == world_size`; newer ones wait
+# for the key the process that brings the count to the world size sets). The count only grows, so
+# one above the world size (`world_size=4, worker_count=8`, `num_workers_joined=` in newer
+# releases) never comes back to it: more processes checked in under that key than the group
+# has. The launch started more processes than the world size it gave them, or the program set
+# its process group up again in the same store, or the store kept a previous run's count (a
+# FileStore file left behind). That is the job's set-up, and a rerun meets it again.
+_BARRIER_COUNT = re.compile(r"world_size=(\d+), (?:worker_count|num_workers_joined)=(\d+)")
+
+
+def overcounted(text: str) -> bool:
+    """Whether a store-based barrier line counts more arrivals than the group's world size."""
+    found = _BARRIER_COUNT.search(text)
+    return found is not None and int(found.group(2)) > int(found.group(1))
+
+
+BARRIER_OVERCOUNT = _hang(
+    "stuck-barrier-overcount",
+    "the log ends while a process waits in PyTorch's store-based barrier whose count of arrivals "
+    "is already above the world size: more processes checked in under the barrier's key than the "
+    "group has (too many processes launched, the process group set up twice in one store, or a "
+    "store left from a previous run), so the count can never equal the world size",
+    "application",
+    retryable=False,
+)
+BARRIER_OVERCOUNT_TIMEOUT = Signature.model_construct(
+    id="store-barrier-overcount",
+    description=(
+        "PyTorch's store-based barrier timed out with more arrivals than the world size: more "
+        "processes checked in under the barrier's key than the group has (too many processes "
+        "launched, the process group set up twice in one store, or a store left from a previous "
+        "run), so the barrier could never pass; a rerun with the same set-up meets it again"
+    ),
+    pattern="",
+    symptom="crash",
+    category="application",
+    retryable=False,
+    cascade=False,
+    priority=0,
+    exclude=False,
+    examples=(),
+    counterexamples=(),
+)
 INTERRUPTED_WAITING = _hang(
     "interrupted-while-waiting",
     "the process was interrupted (Ctrl-C) while it waited in a collective, a barrier, the "
@@ -518,6 +567,7 @@ class Phases:
     def __init__(self) -> None:
         self.open: dict[str, LineMatch] = {}
         self.ended: set[str] = set()
+        self.overcounted: set[str] = set()  # store-based barriers whose count passed the world size
         self.last_line = 0
         self.startup = Startup()
 
@@ -542,6 +592,8 @@ class Phases:
         elif name not in self.ended:
             self.open.setdefault(name, match)
             self.last_line = match.line
+            if name.startswith("barrier") and overcounted(match.text):
+                self.overcounted.add(name)
 
     def listening(self) -> bool:
         """Whether a phase or the start-up is open: their closers and output (FOLLOWERS) count."""
@@ -551,11 +603,14 @@ class Phases:
         """The run got past every phase; a later one is a new attempt's."""
         self.open.clear()
         self.ended.clear()
+        self.overcounted.clear()
         self.startup.progress()
 
     def verdict(self, lines: int) -> tuple[LineMatch, Signature] | None:
         """Where the log is stuck, and what that means: an open phase, else the start-up."""
         if (stuck := self.stuck(lines)) is not None:
+            if _name(stuck) in self.overcounted:
+                return stuck, BARRIER_OVERCOUNT
             return stuck, signature(stuck)
         return self.startup.stuck(lines)
 

@@ -86,21 +86,6 @@ HANGS: list[tuple[str, str, str | None, list[int]]] = [
         None,
         [0, 1],
     ),
-    # github.com/ultralytics/yolov5/issues/4574: rank 0 waits in the store-based barrier and the log ends there
-    (
-        "https://github.com/ultralytics/yolov5/issues/4574",
-        (
-            "Added key: store_based_barrier_key:1 to store for rank: 0\n"
-            "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrie"
-            "r_key:1 (world_size=4, worker_count=8, timeout=0:30:00)\n"
-            "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrie"
-            "r_key:1 (world_size=4, worker_count=8, timeout=0:30:00)\n"
-            "Waiting in store based barrier to initialize process group for rank: 0, key: store_based_barrie"
-            "r_key:1 (world_size=4, worker_count=8, timeout=0:30:00)"
-        ),
-        "phase:open",
-        [],
-    ),
     # github.com/huggingface/transformers/issues/22363: py-spy: the main thread waits in torch.distributed's broadcast (DeepSpeed's model broadcast)
     (
         "https://github.com/huggingface/transformers/issues/22363",
