@@ -182,6 +182,9 @@ INNERMOST_LINES = 9
 # A bare `Name: message` line (no traceback before it) is fatal only this close to the log's end:
 # a log that ends in one died of it; one in the middle was logged and lived on.
 BARE_EXCEPTION_TAIL = 100
+# How far above a cut-off traceback an exception's own message may be logged (the line above,
+# or one blank line between).
+MESSAGE_ABOVE = 2
 
 
 @dataclass
@@ -550,14 +553,27 @@ class LogDiagnoser:
             live = []
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
+        cut = False
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             fallbacks = self._unfinished(max(tail, progressed))
+            cut = bool(fallbacks)
         if not roots and fallbacks and all(c.signature.category == "unknown" for c in fallbacks):
             roots = self._quiet_causes(min(c.match.line for c in fallbacks))
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
+        if cut and not roots and all(c.signature.category == "unknown" for c in fallbacks):
+            # The log ends inside a traceback cut off before its exception line, so its class is
+            # unknown; a program that logs an exception's message and then its traceback
+            # (`ConnectionResetError: [Errno 104] ...` on the line right above `Traceback (most
+            # recent call last):`) has said what that exception was. Only the line right above
+            # counts: an error further up (a peer's socket closing before a launcher's own
+            # traceback) is another process's story.
+            starts = {c.match.line for c in fallbacks}
+            above = [c for c in told if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)]
+            if above:
+                return above
         if not (roots or fallbacks or told) and any(c.signature is INTERRUPTED_WAITING for c in live):
             # Follow-on lines of unknown cause only, and an interrupt whose frames show the process
             # waiting: the user stopped a hung job, so the interrupt notices before it (torchelastic's
