@@ -118,6 +118,9 @@ def test_requeue_hold_exclude_release_reruns_elsewhere(
     first = show_job(job_id)
     assert first["NodeList"] == "node2"
     assert first["Restarts"] == "0"
+    # RUNNING in slurmctld comes before the batch script has run on the node: under load a
+    # requeue right away can stop the first attempt before it says where it ran.
+    wait_until("the first attempt's output", lambda: out.exists() and "attempt 0" in out.read_text(), 15)
 
     run("scontrol", "requeuehold", job_id)
     run("scontrol", "update", f"JobId={job_id}", "ExcNodeList=node2")
