@@ -153,17 +153,26 @@ async def _step(
 async def _local_activity(event: HistoryEvent, follow: _Follow, converter: DataConverter) -> None:
     """A local diagnose's result; other markers (patches, other local activities) say nothing here."""
     attrs = event.marker_recorded_event_attributes
-    if attrs.marker_name != LOCAL_ACTIVITY_MARKER or "result" not in attrs.details or "data" not in attrs.details:
-        return
-    try:
-        kind = json.loads(attrs.details["data"].payloads[0].data).get("activity_type")
-    except (ValueError, IndexError, AttributeError) as e:
-        raise HistoryError(f"cannot read a local activity's marker in it: {e}") from None
-    if kind != "diagnose" or follow.failing is None:
+    if local_activity_type(event) != "diagnose" or "result" not in attrs.details or follow.failing is None:
         return
     (result,) = await _decode(converter, attrs.details["result"].payloads, DiagnoseResult)
     follow.diagnosing, follow.failing = follow.failing, None
     _diagnosed(follow, result)
+
+
+def local_activity_type(event: HistoryEvent) -> str | None:
+    """The activity type of a local activity's marker (core's JSON in `data`); None for any
+    other event or marker (patches)."""
+    attrs = event.marker_recorded_event_attributes
+    if event.event_type != EventType.EVENT_TYPE_MARKER_RECORDED or attrs.marker_name != LOCAL_ACTIVITY_MARKER:
+        return None
+    if "data" not in attrs.details:
+        return None
+    try:
+        kind = json.loads(attrs.details["data"].payloads[0].data).get("activity_type")
+    except (ValueError, IndexError, AttributeError) as e:
+        raise HistoryError(f"cannot read a local activity's marker in it: {e}") from None
+    return str(kind) if kind else None
 
 
 def _scheduled(name: str, value: Any, follow: _Follow, run: RunFailures, inp: RunInput, at: datetime) -> None:

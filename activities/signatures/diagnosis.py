@@ -558,12 +558,14 @@ class LogDiagnoser:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             fallbacks = self._unfinished(max(tail, progressed))
             cut = bool(fallbacks)
-        if not roots and fallbacks and all(c.signature.category == "unknown" for c in fallbacks):
+        # Fallbacks alone, and none says more than "unknown": the log may name the cause elsewhere.
+        unexplained = not roots and bool(fallbacks) and all(c.signature.category == "unknown" for c in fallbacks)
+        if unexplained:
             roots = self._quiet_causes(min(c.match.line for c in fallbacks))
         # Among follow-on errors alone, one that says what failed (a peer's socket closed) tells
         # more than one that only waited (a timeout, a failed proxy call).
         told = [c for c in live if c.signature.category != "unknown"]
-        if cut and not roots and all(c.signature.category == "unknown" for c in fallbacks):
+        if cut and unexplained and not roots:
             # The log ends inside a traceback cut off before its exception line, so its class is
             # unknown; a program that logs an exception's message and then its traceback
             # (`ConnectionResetError: [Errno 104] ...` on the line right above `Traceback (most

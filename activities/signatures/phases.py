@@ -399,22 +399,22 @@ def overcounted(text: str) -> bool:
     return found is not None and int(found.group(2)) > int(found.group(1))
 
 
+_OVERCOUNT_WHY = (
+    "more processes checked in under the barrier's key than the group has (too many processes "
+    "launched, the process group set up twice in one store, or a store left from a previous run)"
+)
 BARRIER_OVERCOUNT = _hang(
     "stuck-barrier-overcount",
     "the log ends while a process waits in PyTorch's store-based barrier whose count of arrivals "
-    "is already above the world size: more processes checked in under the barrier's key than the "
-    "group has (too many processes launched, the process group set up twice in one store, or a "
-    "store left from a previous run), so the count can never equal the world size",
+    f"is already above the world size: {_OVERCOUNT_WHY}, so the count can never equal the world size",
     "application",
     retryable=False,
 )
 BARRIER_OVERCOUNT_TIMEOUT = Signature.model_construct(
     id="store-barrier-overcount",
     description=(
-        "PyTorch's store-based barrier timed out with more arrivals than the world size: more "
-        "processes checked in under the barrier's key than the group has (too many processes "
-        "launched, the process group set up twice in one store, or a store left from a previous "
-        "run), so the barrier could never pass; a rerun with the same set-up meets it again"
+        f"PyTorch's store-based barrier timed out with more arrivals than the world size: {_OVERCOUNT_WHY}, "
+        "so the barrier could never pass; a rerun with the same set-up meets it again"
     ),
     pattern="",
     symptom="crash",

@@ -6,29 +6,25 @@ with the advice, and the verification scheduled with the release."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import HistoryEvent
 from temporalio.client import Client
 
 from recovery.client import runs
+from recovery.client.history_failures import local_activity_type
 from tests.embedded.conftest import Embedded
 from tests.embedded.test_recovery import check_one_clean_recovery, start
 
 SCHEDULED = EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
-MARKER = EventType.EVENT_TYPE_MARKER_RECORDED
 
 
 def local_activities(events: list[HistoryEvent]) -> dict[str, int]:
-    """Each local activity's type (core's JSON marker data) and the workflow task that ran it."""
+    """Each local activity's type (from its marker) and the workflow task that ran it."""
     found: dict[str, int] = {}
     for event in events:
-        attrs = event.marker_recorded_event_attributes
-        if event.event_type == MARKER and attrs.marker_name == "core_local_activity":
-            kind = json.loads(attrs.details["data"].payloads[0].data)["activity_type"]
-            found.setdefault(kind, attrs.workflow_task_completed_event_id)
+        if (kind := local_activity_type(event)) is not None:
+            found.setdefault(kind, event.marker_recorded_event_attributes.workflow_task_completed_event_id)
     return found
 
 
