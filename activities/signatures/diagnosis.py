@@ -161,6 +161,22 @@ RENDEZVOUS_PATTERNS = [
     # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
     ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
 ]
+# PyTorch's ProcessGroupNCCL destructor, when the program never called destroy_process_group:
+# it runs only as the interpreter tears the global context down, so the program is exiting
+# (ProcessGroupNCCL.cpp: "WARNING: destroy_process_group() was not called before program exit";
+# 2.4 "process group has NOT been destroyed before we destruct ProcessGroupNCCL", its nightlies
+# "... before it is being destructed"; newer "must call destroy_process_group() before process
+# exit"). The other ranks' heartbeat monitors then find the store gone with it: their lines are
+# the exit's noise (STORE_GONE_AT_EXIT). A crash still speaks through its own error.
+EXIT_PATTERNS = [
+    (
+        "exit:pg-destructed",
+        r"destroy_process_group\(\) was not called before program exit"
+        r"|process group has NOT been destroyed before (?:we destruct ProcessGroupNCCL|it is being destructed)"
+        r"|must call destroy_process_group\(\) before process exit",
+    )
+]
+STORE_GONE_AT_EXIT = frozenset({"torch-heartbeat-store-lost"})
 EXTRA_PATTERNS = (
     ELASTIC_PATTERNS
     + STRUCTURE_PATTERNS
@@ -173,6 +189,7 @@ EXTRA_PATTERNS = (
     + RECLAIM_PATTERNS
     + RAY_ACTOR_PATTERNS
     + K8S_STATE_PATTERNS
+    + EXIT_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -276,6 +293,7 @@ class LogDiagnoser:
         self._rendezvous = RankMapping()
         self._exec_hosts: set[str] = set()  # the nodes the scheduler says the job ran on
         self._srun_ended: set[str] = set()  # steps srun said it was terminating itself
+        self._exiting = False  # the program said it is exiting normally (EXIT_PATTERNS)
         self._actor_ip: tuple[int, str] | None = None  # a RayActorError's `ip:` field (line, IP)
         self._k8s_running = -K8S_STATE_LINES - 1  # line of the latest `State: Running`
         self._k8s_last_state = -K8S_EXIT_LINES - 1  # line of a `Last State:` under a running one
@@ -353,6 +371,9 @@ class LogDiagnoser:
             return None
         if matches[0].pattern == "teardown:nccl-reclaim":
             self._reclaimed(matches[0])
+            return None
+        if matches[0].pattern == "exit:pg-destructed":
+            self._exiting = True
             return None
         if matches[0].pattern == "srun:terminating":
             if len(self._srun_ended) < MAX_SRUN_STEPS:
@@ -546,6 +567,7 @@ class LogDiagnoser:
             if (not c.bare or c.match.line > tail)
             and (not c.context.warning or c.signature.warned)
             and not self._ignored_tail(c)
+            and not (self._exiting and c.signature.id in STORE_GONE_AT_EXIT)
         ]
         # A line that only explains a failure (`alone: false`, a batch skipped for its NaN loss)
         # speaks when another line of the log is one; by itself the run went on.
