@@ -2,8 +2,9 @@
 users pasted them into their projects' issue threads: HCCL failing to set up a transport link to
 another rank (EI0009, the network), aclnn operators rejecting their arguments (ACLNN_ERR_PARAM_*,
 the program's call), CANN finding no operator library for an operator at the model's dtype
-(EZ3003, the program's model), and Paddle's newer `NCCL error(<n>), <message>.` wording of NCCL's
-result codes; and the alarming but harmless lines the same stacks print (CPU fallbacks, format
+(EZ3003, the program's model), Paddle's newer `NCCL error(<n>), <message>.` wording of NCCL's
+result codes, and Paddle's report of an operator whose allocation failed (BadAlloc, logged at
+warning level); and the alarming but harmless lines the same stacks print (CPU fallbacks, format
 notices, deprecation warnings, huge first losses), which must stay healthy."""
 
 from __future__ import annotations
@@ -86,6 +87,35 @@ FAILURES = [
         "network",
         True,
         "nccl-remote-error",
+    ),
+    # PaddlePaddle/PaddleSeg issue 622: the operator's warning that batch_norm raised BadAlloc, with
+    # the CUDA allocator's call stack under it; the memory message itself is cut off in the thread.
+    (
+        "https://github.com/PaddlePaddle/PaddleSeg/issues/622",
+        "W1125 20:59:06.179869 21088 device_context.cc:260] device: 0, cuDNN Version: 7.6.\n"
+        "Use multi-thread reader\n"
+        "W1125 20:59:23.948345 21299 operator.cc:187] batch_norm raises an exception paddle::memory::allocation::BadAlloc,\n"
+        "\n"
+        "--------------------------------------------\n"
+        "C++ Call Stacks (More useful to developers):\n"
+        "--------------------------------------------\n"
+        "0   std::string paddle::platform::GetTraceBackString<std::string>(std::string&&, char const*, int)\n"
+        "1   paddle::memory::allocation::CUDAAllocator::AllocateImpl(unsigned long)",
+        "out_of_memory",
+        False,
+        "paddle-operator-bad-alloc",
+    ),
+    # PaddlePaddle/Paddle issue 21694: the same report from an LSTM after a few epochs, with the
+    # allocator's message after it.
+    (
+        "https://github.com/PaddlePaddle/Paddle/issues/21694",
+        "lstm raises an exception paddle::memory::allocation::BadAlloc\n"
+        "\n"
+        "PaddleCheckError:\n"
+        "Out of memory error on GPU 0. Cannot allocate 1.000000GB memory on GPU 0, available memory is only 221.875000MB.",
+        "out_of_memory",
+        False,
+        "paddle-operator-bad-alloc",
     ),
 ]
 
