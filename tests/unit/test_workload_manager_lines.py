@@ -1,7 +1,8 @@
 """Whole excerpts of real job logs where the workload manager or its node-side plugins end the job:
 Flux's shell and its Fluxion scheduler (a task it cannot start, a request no resource can meet, a
 match that failed, the doom plugin's early-exit line of 2024-25 without the word "task"), srun
-refusing the job's --mpi type, a process of enroot's container setup crashing under pyxis; and the
+refusing the job's --mpi type, a process of enroot's container setup crashing under pyxis, HTCondor
+holding a job over its memory, the kubelet refusing a pod the node's unhealthy GPUs; and the
 alarming but harmless lines the same systems print (Cray PMI's ALPS warnings, PMIx lock errors at
 startup, an HTCondor job rescheduled after its execute host went away), which must stay healthy."""
 
@@ -95,6 +96,52 @@ FAILURES = [
         "hardware",
         True,
         "srun-node-failure",
+    ),
+    # CHTC/templates-GPUs pull 7: HTCondor holds the GPU job whose Docker container ran out of memory.
+    (
+        "https://github.com/CHTC/templates-GPUs/pull/7",
+        "Hold reason: Error from slot1_7@gpulab2002.chtc.wisc.edu: Docker job has gone over memory limit of 1024 Mb",
+        "out_of_memory",
+        False,
+        "scheduler-htcondor-memory-limit",
+    ),
+    # trueforge-org/truecharts issue 19201: the kubelet's message alone, the AMD device plugin
+    # reporting the node's GPU unhealthy for every replica.
+    (
+        "https://github.com/trueforge-org/truecharts/issues/19201",
+        "2024-03-14 14:22:04\n"
+        "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu,"
+        " which is unexpected\n"
+        "2024-03-14 14:22:03\n"
+        "Successfully assigned ix-homarr/homarr-54b6f78c78-82wsn to ix-truenas\n"
+        "2024-03-14 14:22:03\n"
+        "Allocate failed due to no healthy devices present; cannot allocate unhealthy devices amd.com/gpu,"
+        " which is unexpected",
+        "hardware",
+        True,
+        "scheduler-k8s-gpu-unhealthy",
+    ),
+    # Project-HAMi/HAMi issue 71: the device plugin's allocate RPC broke off.
+    (
+        "https://github.com/Project-HAMi/HAMi/issues/71",
+        "  Warning  UnexpectedAdmissionError  10s   kubelet  Allocate failed due to rpc error: code = Unavailable"
+        " desc = error reading from server: EOF, which is unexpected",
+        "system_software",
+        True,
+        "scheduler-k8s-admission-error",
+    ),
+    # wheaton5/souporcell issue 20: LSF's job report after its memory limit.
+    (
+        "https://github.com/wheaton5/souporcell/issues/20",
+        "------------------------------------------------------------\n"
+        "# LSBATCH: User input\n"
+        "./souporAg.sh\n"
+        "------------------------------------------------------------\n"
+        "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\n"
+        "Exited with exit code 143.",
+        "out_of_memory",
+        False,
+        "scheduler-lsf-term-memlimit",
     ),
 ]
 
