@@ -89,6 +89,15 @@ PATTERNS = [
     # errored: {}".format(run_id, repr(exc)))`, printed as `wandb: ERROR Run 1zpp9ex8 errored:
     # KeyError('sentence_id')`). The agent goes on to its next run; this one left uncaught.
     ("struct:ipython", r"\bwandb: ERROR Run [\w-]+ errored: (?P<exc>" + _CLASS + r")\("),
+    # A program that replaces `sys.excepthook` with one that logs the exception at critical level
+    # before the interpreter exits (OLMo's olmo/util.py `excepthook`: `log.critical("Uncaught %s:
+    # %s", exctype.__name__, value, exc_info=...)`, printed `[<time>] CRITICAL [olmo.util:158,
+    # rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed`): the record names
+    # the class that left the program uncaught, and its traceback, when printed, follows it.
+    (
+        "struct:ipython",
+        r"\b(?:CRITICAL|FATAL)\b[^\n]{0,160}?\b[Uu]ncaught (?P<exc>" + _CLASS + r")(?: in thread [\w.-]+)?: ",
+    ),
     # A frame's source line that raises: when a log is cut off before the exception line, the
     # last one names the class the traceback was about to print.
     ("struct:raise", r"^" + _PREFIX + r"\s+raise (?P<exc>" + _CLASS + r")\b"),
