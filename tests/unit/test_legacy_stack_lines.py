@@ -1,7 +1,8 @@
 """Whole excerpts of real logs printed by older stacks: PyTorch's THC check (`THCudaCheck FAIL
 ... error=N : <message>`, printed before PyTorch < 2.0 raised `cuda runtime error (N)`), which
-explains a traceback a pasted log ends inside, cut before its exception line; and Gloo's connect
-failures as the Gloo of each era wrote them (an enforce on SO_ERROR, then `connect [peer]:`).
+explains a traceback a pasted log ends inside, cut before its exception line; the check detection
+code's ROI kernels print before they exit (`cudaCheckError() failed : <message>`); and Gloo's
+connect failures as the Gloo of each era wrote them (an enforce on SO_ERROR, then `connect [peer]:`).
 Healthy: THC checks a program survived, and today's Gloo connect retry, which must stay healthy."""
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ FAILURES = [
         "out_of_memory",
         False,
         "cuda-out-of-memory",
+    ),
+    # fanq15/FSOD-code issue 56: a survived THC check, then the ROI kernels' own check exits: the
+    # build has no kernel for this GPU (`cudaCheckError() failed : <message>`, then exit(-1)).
+    (
+        "https://github.com/fanq15/FSOD-code/issues/56",
+        "THCudaCheck FAIL file=/opt/conda/conda-bld/pytorch_1535491974311/work/aten/src/THC/THCGeneral.cpp line=663 "
+        "error=11 : invalid argument\n"
+        "cudaCheckError() failed : no kernel image is available for execution on the device",
+        "system_software",
+        True,
+        "cuda-no-kernel-image-for-device",
     ),
     # facebookarchive/caffe2 issue 360: Gloo before April 2017 enforced the connect's SO_ERROR;
     # mpirun then reports the rank that aborted on it.
