@@ -594,8 +594,18 @@ class LogDiagnoser:
             # recent call last):`) has said what that exception was. Only the line right above
             # counts: an error further up (a peer's socket closing before a launcher's own
             # traceback) is another process's story.
+            # A line that only explains a failure (`alone: false`: PyTorch's THC check, printed
+            # before it raised) counts here too, since the cut traceback is the failure it explains,
+            # even when its message is of unknown cause: it still names what the exception was.
             starts = {c.match.line for c in fallbacks}
-            above = [c for c in told if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)]
+            explaining = [
+                c
+                for c in self._pending
+                if not c.signature.alone and (not c.context.warning or c.signature.warned) and not self._ignored_tail(c)
+            ]
+            above = [
+                c for c in [*told, *explaining] if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
+            ]
             if above:
                 return above
         if not (roots or fallbacks or told) and any(c.signature is INTERRUPTED_WAITING for c in live):
