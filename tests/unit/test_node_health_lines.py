@@ -1,6 +1,6 @@
 """Whole excerpts of real logs where a node health checker took a node out (LBNL Node Health
-Check's verdicts, tables/gpu_health.yaml), and a GPU's own page fault naming the device
-(tables/rocm.yaml), each with where it was printed; and the alarming but harmless health-tool
+Check's verdicts, tables/gpu_health.yaml) or a GPU node daemon reported an Xid (gpud's event,
+tables/xid.yaml), and a GPU's own page fault naming the device (tables/rocm.yaml), each with where it was printed; and the alarming but harmless health-tool
 output (a diagnostic whose checks pass or skip, a monitor reading N/A, corrected PCIe errors, a
 port coming up), which must stay healthy."""
 
@@ -47,6 +47,18 @@ FAILURES = [
         True,
         "nhc-software-check-failed",
     ),
+    # leptonai/gpud pull 192: the GPU node daemon's event for an Xid it read from dmesg.
+    (
+        "https://github.com/leptonai/gpud/pull/192",
+        '    "events": [\n'
+        "      {\n"
+        '        "time": "2024-11-20T04:10:23Z",\n'
+        '        "name": "error_xid",\n'
+        '        "message": "xid 119 detected by dmesg (47 minutes ago)",',
+        "hardware",
+        True,
+        "xid-119",
+    ),
     # ROCm/legacy-rocm-build issue 5051: the runtime's memory access fault, then the driver's
     # page fault naming the GPU, and systemd's core dump of the aborted process.
     (
@@ -81,7 +93,7 @@ def test_nhc_syslog_line_names_its_node() -> None:
 def test_amdgpu_page_fault_names_the_gpu() -> None:
     # ROCm/legacy-rocm-build issue 5051: the runtime's line names only a KFD node; the driver's
     # page fault that follows names the device.
-    found = diagnose(FAILURES[3][1])
+    found = diagnose(FAILURES[4][1])
     assert "0000:0b:00" in found.implicated.gpus
 
 
