@@ -172,7 +172,7 @@ signatures:
         ("signatures:\n  - id: xid-79\n    pattern: '(?P<who>x)'\n", "unknown group 'who'"),
         ("signatures:\n  - id: xid-79\n    pattern: 'x*'\n", "matches an empty line"),
         (
-            "signatures:\n  - id: xid-79\n    pattern: 'Xid'\n    counterexamples:\n      - ok\n      - an Xid line\n",
+            "signatures:\n  - id: xid-79\n    pattern: '[Xx]id'\n    counterexamples:\n      - ok\n      - an Xid line\n",
             ":6: signature 'xid-79': counterexample matches the pattern",
         ),
         (
