@@ -1,7 +1,8 @@
 """Whole excerpts of real logs from training launched on a workstation, mostly Windows: a
 PyTorch build that lacks what the launch asks for (the libuv TCPStore that torch 2.4+ requests
 by default and the Windows wheels do not have, the NCCL backend) stops the job before any
-connection is tried, and a rerun repeats it; and the alarming but harmless lines the same
+connection is tried, and a rerun repeats it; Windows out of commit memory (WinError 1455, the
+paging file too small) when spawned workers load torch's CUDA DLLs; and the alarming but harmless lines the same
 setups print (c10d's Windows connect warning for an unresolvable host name, torchelastic's
 redirects note, Triton missing on Windows), which must stay healthy."""
 
@@ -50,6 +51,48 @@ FAILURES = [
         False,
         "torch-backend-not-built",
     ),
+    # WongKinYiu/yolov7 issue 1036: Windows cannot commit memory to load torch's DLL.
+    (
+        "https://github.com/WongKinYiu/yolov7/issues/1036",
+        "python train.py --weights runs\\train\\B20E300_0211\\weights\\best.pt --cfg cfg\\training\\yolov7-custom.yaml "
+        "--device 0 --batch-size 20 --epoch 300\n"
+        "OSError: [WinError 1455] The paging file is too small for this operation to complete. Error loading "
+        '"E:\\Yolov7\\yolov7training\\lib\\site-packages\\torch\\lib\\caffe2_detectron_ops_gpu.dll" or one of its dependencies.',
+        "out_of_memory",
+        False,
+        "windows-commitment-limit",
+    ),
+    # zbf1991/WeCLIP issue 5: a spawned child's `import torch` fails; Windows prints the message
+    # in the machine's language.
+    (
+        "https://github.com/zbf1991/WeCLIP/issues/5",
+        'File "D:\\PycharmProject\\WeCLIP\\scripts\\dist_clip_voc.py", line 10, in <module>\n'
+        "    import torch\n"
+        '  File "D:\\Anaconda3\\envs\\wssam\\lib\\site-packages\\torch\\__init__.py", line 124, in <module>\n'
+        "    raise err\n"
+        "OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "  # noqa: RUF001
+        '"D:\\Anaconda3\\envs\\wssam\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+        "out_of_memory",
+        False,
+        "windows-commitment-limit",
+    ),
+    # iperov/DeepFaceLab issue 737: five DataLoader-like workers fail at once, their tracebacks
+    # interleaved, the exception's name and message split across lines.
+    (
+        "https://github.com/iperov/DeepFaceLab/issues/737",
+        "Loading samples: 100%|####| 72787/72787 [01:24<00:00, 858.30it/s]\n"
+        "Traceback (most recent call last):\n"
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "multiprocessing\\spawn.py", line 105, in spawn_main\n'
+        '  File "multiprocessing\\spawn.py", line 115, in _main\n'
+        'OSError  File "multiprocessing\\heap.py", line 55, in __setstate__\n'
+        '  File "multiprocessing\\heap.py", line 55, in __setstate__\n'
+        ": [WinError 1455] The paging file is too small for this operation to",
+        "out_of_memory",
+        False,
+        "windows-commitment-limit",
+    ),
 ]
 
 
@@ -71,6 +114,24 @@ def test_windows_connect_warning_before_a_program_error_is_noise() -> None:
         "'__main__' (ValueError: __main__.__spec__ is None)"
     )
     assert (found.category, found.retryable) == ("application", False)
+
+
+def test_commitment_limit_wins_over_the_orphaned_child_after_it() -> None:
+    # babysor/MockingBird issue 486: after the DLL load fails for lack of commit memory, a spawned
+    # child cannot duplicate its parent's handle (PermissionError): the memory is the cause.
+    found = diagnose(
+        "OSError: [WinError 1455] 页面文件太小，无法完成操作。 Error loading "  # noqa: RUF001
+        '"D:\\Anaconda3\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.\n'
+        "Traceback (most recent call last):\n"
+        '  File "D:\\Anaconda3\\lib\\multiprocessing\\reduction.py", line 131, in detach\n'
+        "    return _winapi.DuplicateHandle(\n"
+        "PermissionError: [WinError 5] 拒绝访问。"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "windows-commitment-limit",
+        "out_of_memory",
+        False,
+    )
 
 
 HEALTHY = [
