@@ -2,7 +2,8 @@
 PyTorch build that lacks what the launch asks for (the libuv TCPStore that torch 2.4+ requests
 by default and the Windows wheels do not have, the NCCL backend) stops the job before any
 connection is tried, and a rerun repeats it; Windows out of commit memory (WinError 1455, the
-paging file too small) when spawned workers load torch's CUDA DLLs; and the alarming but harmless lines the same
+paging file too small) when spawned workers load torch's CUDA DLLs; a Rust io::Error (safetensors
+saving a checkpoint) read by its ErrorKind, since its code is the OS's own; and the alarming but harmless lines the same
 setups print (c10d's Windows connect warning for an unresolvable host name, torchelastic's
 redirects note, Triton missing on Windows), which must stay healthy."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from recovery.activities.signatures.structure import errno_fact
 from tests.unit.real_lines import diagnose
 
 # (source, excerpt, category, retryable, signature of the first evidence line)
@@ -131,6 +133,35 @@ def test_commitment_limit_wins_over_the_orphaned_child_after_it() -> None:
         "windows-commitment-limit",
         "out_of_memory",
         False,
+    )
+
+
+def test_safetensors_disk_full_is_the_storage_by_its_kind() -> None:
+    # hiyouga/LlamaFactory issue 5155: two 4090s save a LoRA checkpoint onto a full disk.
+    found = diagnose(
+        "safetensors_rust.SafetensorError: Error while serializing: IoError(Os { code: 28, kind: StorageFull, "
+        'message: "No space left on device" })'
+    )
+    assert (found.category, found.retryable) == ("system_software", False)
+
+
+def test_rust_io_error_kind_wins_over_a_windows_code() -> None:
+    # Rust's Debug form names the OS's own code and the kind it decodes to; on Windows code 112 is
+    # ERROR_DISK_FULL (rust-lang/rust pull 79965 maps it to the storage-full kind), where Linux's
+    # 112 is EHOSTDOWN. A Windows CI shard printed it bare (soldr's notes on run 33065541438).
+    assert [f.name for f in [errno_fact("Os { code: 112, kind: StorageFull }")] if f] == ["ENOSPC"]
+    # lum3on/ComfyUI-ModelQuantizer issue 4: the same kind on Linux, with its message
+    fact = errno_fact(
+        'Error while serializing: IoError(Os { code: 28, kind: StorageFull, message: "No space left on device" })'
+    )
+    assert fact is not None and (fact.name, fact.category, fact.retryable) == ("ENOSPC", "system_software", False)
+    # d8ahazard/sd_dreambooth_extension issue 1262: a kind that names no errno leaves the code,
+    # and Windows' 1224 is no Linux errno: nothing is read from it
+    assert (
+        errno_fact(
+            'Error while serializing: IoError(Os { code: 1224, kind: Uncategorized, message: "请求的操作无法在使用用户映射区域打开的文件上执行。" })'
+        )
+        is None
     )
 
 
