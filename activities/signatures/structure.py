@@ -207,6 +207,55 @@ _ERRNO = re.compile(
     r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b|\(os error (\d{1,4})\)"
     r"|\bOs \{ code: (\d{1,4}),"
 )
+# The Debug form also names the error's std::io::ErrorKind, which Rust decodes from the OS code
+# (library/std/src/sys/pal/unix/mod.rs `decode_error_kind`; the Windows twin decodes Windows'
+# codes to the same kinds). The code is the OS's own: on Windows `Os { code: 112, kind:
+# StorageFull, message: "There is not enough space on the disk." }` is ERROR_DISK_FULL, where
+# Linux's 112 is EHOSTDOWN. So the kind, where it names one errno, decides; the number only
+# where the kind does not (Uncategorized, Other, a kind several errnos share).
+_RUST_KIND = re.compile(r"\bOs \{ code: -?\d{1,5}, kind: (\w+)")
+_KIND_ERRNO = {
+    "ArgumentListTooLong": "E2BIG",
+    "AddrInUse": "EADDRINUSE",
+    "AddrNotAvailable": "EADDRNOTAVAIL",
+    "ResourceBusy": "EBUSY",
+    "ConnectionAborted": "ECONNABORTED",
+    "ConnectionRefused": "ECONNREFUSED",
+    "ConnectionReset": "ECONNRESET",
+    "Deadlock": "EDEADLK",
+    "QuotaExceeded": "EDQUOT",
+    "FilesystemQuotaExceeded": "EDQUOT",
+    "AlreadyExists": "EEXIST",
+    "FileTooLarge": "EFBIG",
+    "HostUnreachable": "EHOSTUNREACH",
+    "Interrupted": "EINTR",
+    "InvalidInput": "EINVAL",
+    "IsADirectory": "EISDIR",
+    "FilesystemLoop": "ELOOP",
+    "NotFound": "ENOENT",
+    "OutOfMemory": "ENOMEM",
+    "StorageFull": "ENOSPC",
+    "TooManyLinks": "EMLINK",
+    "InvalidFilename": "ENAMETOOLONG",
+    "FilenameTooLong": "ENAMETOOLONG",
+    "NetworkDown": "ENETDOWN",
+    "NetworkUnreachable": "ENETUNREACH",
+    "NotConnected": "ENOTCONN",
+    "NotADirectory": "ENOTDIR",
+    "DirectoryNotEmpty": "ENOTEMPTY",
+    "BrokenPipe": "EPIPE",
+    "ReadOnlyFilesystem": "EROFS",
+    "NotSeekable": "ESPIPE",
+    "StaleNetworkFileHandle": "ESTALE",
+    "TimedOut": "ETIMEDOUT",
+    "ExecutableFileBusy": "ETXTBSY",
+    "CrossesDevices": "EXDEV",
+    "InProgress": "EINPROGRESS",
+    "TooManyOpenFiles": "EMFILE",
+    "InputOutputError": "EIO",
+    "PermissionDenied": "EACCES",
+    "WouldBlock": "EAGAIN",
+}
 _MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
 # TensorFlow's file systems join the errno's text to the path with "; " and eager ops append
 # " [Op:<name>]" (`ResourceExhaustedError: .../part-00000; No space left on device`).
@@ -225,7 +274,9 @@ _ON_PATH = re.compile(r"\[Errno -?\d{1,4}\] [^:\n]{2,80}: b?['\"]")
 def errno_fact(text: str) -> Fact | None:
     """What the message's errno says, for a class whose message decides (a bare OSError)."""
     table = lookup("errno")
-    if m := _ERRNO.search(text):
+    if (k := _RUST_KIND.search(text)) and k.group(1) in _KIND_ERRNO:
+        fact = table.get(_KIND_ERRNO[k.group(1)])
+    elif m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
         on_path = fact.fields.get("on_path") if fact is not None and fact.fields is not None else None
         if fact is not None and on_path and m.group(1) and _ON_PATH.match(text, m.start()):
