@@ -1,7 +1,8 @@
 """Whole excerpts of real logs from stacks other than PyTorch with NCCL on NVIDIA GPUs: Graphcore
 IPUs through PopTorch, whose errors carry the type of the Poplar, PopART or C++ exception behind
 them ("In <file>:<line>: '<type>': <message>"), and the communication libraries under MPI and
-libfabric (PSM3, MPICH) whose always-on assertions abort the process. Each with where it was
+libfabric (PSM3, MPICH) whose always-on assertions abort the process, and the native backtraces
+of a process inside abort() that fatal-signal handlers (Synapse's, Open MPI's) print. Each with where it was
 printed; and the alarming but harmless lines the same stacks print while a run goes well
 (PopTorch's type-coercion warnings, oneCCL's CCL_WARN notices), which must stay healthy."""
 
@@ -82,6 +83,23 @@ FAILURES = [
         "unknown",
         True,
         "native-assertion-failed",
+    ),
+    # Lightning-AI/pytorch-lightning issue 16673: Habana's Synapse prints the native backtrace of a
+    # process aborting in HCCL's host barrier; the exception's own text is not in the excerpt.
+    (
+        "https://github.com/Lightning-AI/pytorch-lightning/issues/16673",
+        "/usr/lib/habanalabs/libSynapse.so(synapse::LogManager::logStackTrace()+0x50) [0x7fb9df5dcf50]\n"
+        "/usr/lib/habanalabs/libSynapse.so(synapse::LogManager::signalHandler(int, siginfo_t*, void*)+0x5e) "
+        "[0x7fb9df5dd8fe]\n"
+        "/lib/x86_64-linux-gnu/libc.so.6(+0x3ef10) [0x7fba3cba7f10]\n"
+        "/lib/x86_64-linux-gnu/libc.so.6(gsignal+0xc7) [0x7fba3cba7e87]\n"
+        "/lib/x86_64-linux-gnu/libc.so.6(abort+0x141) [0x7fba3cba97f1]\n"
+        "/usr/lib/habanalabs/libSynapse.so(synapse::LogManager::terminateHandler()+0x68) [0x7fb9df5dd7b8]\n"
+        "/usr/local/lib/python3.8/dist-packages/habana_frameworks/torch/distributed/_hccl_C.so"
+        "(c10d::ProcessGroupHCCL::hostBarrier()+0x3d6) [0x7fb9ea3caa86]",
+        "unknown",
+        True,
+        "native-abort-backtrace",
     ),
 ]
 
