@@ -835,13 +835,18 @@ MESSAGE_LINES = 3
 _ERROR_STACK = re.compile(r"error stack:\s*$")
 STACK_LINES = 8
 STACK_FAMILY = "mpich-stack-"
+# libstdc++'s verbose terminate handler (libsupc++/vterminate.cc) names only the uncaught
+# exception's type ("terminate called after throwing an instance of 'T'") and prints its what()
+# on the next line: that line is the message, whatever kind of line it is (a watchdog's timeout
+# that c10d rethrew as `c10::DistBackendError`), so the report of the abort gives way to it.
+_TERMINATE = re.compile(r"terminate called after throwing an instance of ")
 
 
 def _winner(pool: list[_Candidate], details: Sequence[int] = ()) -> _Candidate:
     """The earliest root cause (on one line, the higher priority), unless a node fault explains it.
     An exception line with no message of its own, or whose `Last error:` detail follows it, gives
     way to a root cause its message or detail lines hold; MPICH's error-stack header, to the
-    message of a frame of its stack."""
+    message of a frame of its stack; a C++ terminate report, to the what() line under it."""
     first = min(pool, key=lambda c: (c.match.line, -c.signature.priority))
     start = first.match.line
     if _ERROR_STACK.search(first.match.text):
@@ -849,6 +854,8 @@ def _winner(pool: list[_Candidate], details: Sequence[int] = ()) -> _Candidate:
         told = [c for c in pool if c.match.line in frames and c.signature.id.startswith(STACK_FAMILY)]
     elif _EMPTY_MESSAGE.search(first.match.text):
         told = [c for c in pool if start < c.match.line <= start + MESSAGE_LINES and not c.signature.cascade]
+    elif first.signature.cascade and _TERMINATE.search(first.match.text):
+        told = [c for c in pool if start < c.match.line <= start + MESSAGE_LINES and "what()" in c.match.text]
     else:
         detail = next((d for d in details if start < d <= start + MESSAGE_LINES), None)
         told = [] if detail is None else [c for c in pool if detail < c.match.line <= detail + 2]
