@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.real_lines import diagnose, verdict
+from tests.unit.real_lines import TRACEBACK, diagnose, verdict
 
 # PyTorch c10/cuda/CUDAFunctions.cpp warns when cudaGetDeviceCount() fails; the number and text
 # after "Error" are the CUDA runtime's (driver_types.h), and they say why torch saw no GPU.
@@ -158,9 +158,23 @@ CHECKPOINT_WRITES = [
 @pytest.mark.parametrize("line", CHECKPOINT_WRITES)
 def test_a_checkpoint_the_filesystem_would_not_take_is_the_storage(line: str) -> None:
     # The end-of-file check ("unexpected pos") has its own id: it also follows any other error
-    # inside torch.save, so it speaks only when the log shows nothing before it.
+    # inside torch.save, so it speaks only when the log shows nothing before it. The short write
+    # alone does not say the disk is full (these sources' authors knew it from elsewhere), so it is
+    # retried as a storage fault; the disk's own ENOSPC line, when logged, is not.
     expected = "checkpoint-write-end-failed" if "unexpected pos" in line else "checkpoint-write-failed"
-    assert verdict(line) == (expected, "system_software", False)
+    assert verdict(line) == (expected, "system_software", True)
+
+
+def test_a_short_write_after_the_disks_own_error_is_the_full_disk() -> None:
+    # The errno line comes first in a chained traceback (torch.save's OSError, then the writer's
+    # end-of-file check while handling it): the full disk speaks, not retried.
+    text = (
+        "OSError: [Errno 28] No space left on device\n\n"
+        "During handling of the above exception, another exception occurred:\n\n"
+        + TRACEBACK
+        + "RuntimeError: [enforce fail at inline_container.cc:664] . unexpected pos 1353023680 vs 1353023568"
+    )
+    assert (diagnose(text).category, diagnose(text).retryable) == ("system_software", False)
 
 
 def test_a_checkpoint_that_cannot_be_read_is_still_the_programs() -> None:
