@@ -336,7 +336,10 @@ class LogDiagnoser:
         signatures = [m for m in matches if m.pattern in self.catalog]
         structure = [m for m in matches if m.pattern.startswith("struct:")]
         if structure:
-            self._structure(structure[0], recognised=bool(signatures))
+            # A line only an `alone: false` signature read is still an uncaught exception's line
+            # when it is one: that signature only explains a failure shown elsewhere.
+            recognised = any(self.catalog[m.pattern].alone for m in signatures)
+            self._structure(structure[0], recognised=recognised)
             if self._tracebacks.ignored_line == structure[0].line:
                 signatures = []  # the exception CPython reported as ignored: the program went on
         if signatures and self._restarted(signatures):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.unit.real_lines import diagnose
+from tests.unit.real_lines import TRACEBACK, diagnose
 
 # (source, excerpt, category, retryable, signature of the first evidence line)
 FAILURES = [
@@ -251,7 +251,19 @@ HEALTHY = [
     "2020-02-11 07:03:15.456 [877/start/3028 (pid 15173)] Task finished successfully.",
     # dask/distributed's nanny on a worker that exited cleanly.
     "distributed.nanny - INFO - Worker process 12345 exited with status 0",
+    # yongliang-wu/NumPro issue 9: the dataset catches a bad sample's IndexError, logs its message
+    # and loads another; the trainer logs its loss between.
+    "25.35s/it]Error at loading 142473: list index out of range\n"
+    "Error at loading 201544: list index out of range\n"
+    "{'loss': 343.127, 'grad_norm': 442.24884033203125, 'learning_rate': 3.367003367003367e-06, 'epoch': 0.01}\n"
+    "Error at loading 247525: list index out of range\n"
+    "Error at loading 107189: list index out of range",
 ]
+
+
+def test_an_index_error_the_program_did_not_catch_is_still_its_own() -> None:
+    found = diagnose(TRACEBACK + "IndexError: list index out of range")
+    assert (found.symptom, found.category, found.retryable) == ("crash", "application", False)
 
 
 @pytest.mark.parametrize("text", HEALTHY)
