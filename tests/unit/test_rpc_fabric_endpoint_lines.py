@@ -4,7 +4,8 @@ no address of the target accepted a connection (TensorFlow's remote-target error
 MPI that could not open its Omni-Path (PSM2) endpoint (Open MPI's help text, MVAPICH2's PSM error
 handler, Intel MPI's startup without fallback); each with where it was printed. And the alarming
 but harmless lines of the same layers (PSM2's warning that no adapter is active while Open MPI
-runs over another transport, gRPC's reconnect back-off), which must stay healthy."""
+runs over another transport, gRPC's reconnect back-off, an NFS server that stopped answering and
+then answered again), which must stay healthy."""
 
 from __future__ import annotations
 
@@ -103,6 +104,12 @@ HEALTHY = [
     "ps 0, running\n"
     "I0320 05:57:29.309786369    3803 subchannel.cc:484]          Retry in 998 milliseconds\n"
     "I0320 05:57:30.307312499    3796 subchannel.cc:437]          Failed to connect to channel, retrying",
+    # linux-surface/linux-surface issue 1494: the kernel's NFS client times out on a server, then
+    # reports the same server OK again.
+    "[32512.456102] nfs: server thinkcentre not responding, timed out\n"
+    "[32516.679571] nfs: server thinkcentre not responding, timed out\n"
+    "[32956.142249] nfs: server thinkcentre not responding, still trying\n"
+    "[32958.266147] nfs: server thinkcentre OK",
     # pytorch/pytorch issue 50700: tensorpipe cannot resolve the host name and uses the loopback.
     "Jan 16 03:14:24 [W tensorpipe_agent.cpp:63] Failed to look up the IP address for the hostname"
     " (EAI_NONAME: unknown node or service), defaulting to 127.0.0.1",
@@ -112,3 +119,11 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_fabric_and_rpc_warnings_stay_healthy(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+def test_another_nfs_servers_answer_does_not_end_the_outage() -> None:
+    # The OK line of the kernel's NFS client ends only its own server's outage.
+    found = diagnose(
+        "[32512.456102] nfs: server thinkcentre not responding, timed out\n[32958.266147] nfs: server backup01 OK"
+    )
+    assert (found.symptom, found.evidence[0].signature) == ("crash", "kernel-nfs-timed-out")
