@@ -129,6 +129,12 @@ RECLAIM_PATTERNS = [
 # is dead because its worker process has died. ..."). The cause line names no node; the `ip:`
 # line right above it does.
 RAY_ACTOR_PATTERNS = [("ray:actor-ip", r"(?:^|\s)ip: (?P<host>\d{1,3}(?:\.\d{1,3}){3})\s*$")]
+# The kernel's NFS client says when a server it had given up waiting on answers again
+# (fs/nfs: "nfs: server %s not responding, still trying" or ", timed out", then "nfs: server %s
+# OK"). An outage that ends with the same server's OK did not fail the run by itself: a job that
+# lost I/O to it prints its own error, which still speaks.
+NFS_PATTERNS = [("recovered:nfs", r"\bnfs: server (?P<peer>[\w.:-]+) OK\s*$")]
+NFS_OUTAGES = frozenset({"kernel-nfs-not-responding", "kernel-nfs-timed-out"})
 RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
 TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
 _NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
@@ -188,6 +194,7 @@ EXTRA_PATTERNS = (
     + SRUN_PATTERNS
     + RECLAIM_PATTERNS
     + RAY_ACTOR_PATTERNS
+    + NFS_PATTERNS
     + K8S_STATE_PATTERNS
     + EXIT_PATTERNS
 )
@@ -374,6 +381,9 @@ class LogDiagnoser:
             return None
         if matches[0].pattern == "teardown:nccl-reclaim":
             self._reclaimed(matches[0])
+            return None
+        if matches[0].pattern == "recovered:nfs":
+            self._nfs_answered(matches[0].groups["peer"])
             return None
         if matches[0].pattern == "exit:pg-destructed":
             self._exiting = True
@@ -647,6 +657,13 @@ class LogDiagnoser:
                 and 0 < match.line - c.match.line <= RECLAIM_LINES
                 and _nccl_writer(c.match.text) == who
             )
+        ]
+
+    def _nfs_answered(self, server: str) -> None:
+        """The kernel says an NFS server answers again: its earlier outage lines are not the run's
+        failure."""
+        self._pending = [
+            c for c in self._pending if not (c.signature.id in NFS_OUTAGES and c.match.groups.get("peer") == server)
         ]
 
     def _srun_cancels(self) -> None:
