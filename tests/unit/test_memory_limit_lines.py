@@ -1,5 +1,6 @@
 """Whole excerpts of real logs where a resource manager or runtime outside the GPU stack ended a
-job for its memory (YARN's container limit, the JVM's heap, Ray's memory monitor, Slurm's cgroup),
+job for its memory (YARN's container limit, the JVM's heap, Ray's memory monitor, Dask's nanny,
+Slurm's cgroup),
 their look-alikes that do not say memory (a bare SIGKILL exit code, a worker's segfault), and the
 memory chatter of the same systems that leaves the run going (healthy)."""
 
@@ -61,6 +62,38 @@ FAILURES = [
         " Killed.\nsrun: error: NODE: task 0: Out Of Memory\n[Wed Nov 12 11:41:01 2025]\nError in rule use_ram:\n"
         "    message: None",
         None,
+        "out_of_memory",
+        False,
+    ),
+    # dask/distributed#1829: the nanny kills worker after worker over its memory budget
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
+        "distributed.nanny - WARNING - Worker process 22204 was killed by unknown signal\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
+        "distributed.nanny - WARNING - Worker process 22200 was killed by unknown signal\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "--------------------------------------------------",
+        "dask-nanny-memory-budget",
+        "out_of_memory",
+        False,
+    ),
+    # mozilla/jetstream#336: after the nanny's memory kill the analysis fails gathering its
+    # results (the traceback is cut before its exception line)
+    (
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+        "distributed.nanny - WARNING - Restarting worker\n"
+        "ERROR:2020-11-20 04:09:51,165:jetstream.cli:('counts-6ec2db25-426a-482d-b186-7ed8c6a9aeaa', <Work\n"
+        "er 'tcp://127.0.0.1:34589', name: 2, memory: 0, processing: 3>)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/usr/local/lib/python3.8/site-packages/jetstream/cli.py", line 141, in execute\n'
+        "    self.analysis_class(self.project_id, self.dataset_id, config).run(date)\n"
+        '  File "/usr/local/lib/python3.8/site-packages/distributed/client.py", line 1986, in gather\n'
+        "    return self.sync(\n"
+        '  File "/usr/local/lib/python3.8/site-packages/tornado/gen.py", line 762, in run\n'
+        "    value = future.result()",
+        "dask-nanny-memory-budget",
         "out_of_memory",
         False,
     ),
