@@ -120,6 +120,14 @@ PATTERNS = [
         r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?"
         r"(?::\s[^\n]*|:?\s*(?:\[repeated \d+x across cluster\]\s*)?)$",
     ),
+    # The JVM's default handler for an exception no code caught prints the thread's name before it
+    # (java.lang.ThreadGroup.uncaughtException: `Exception in thread "<name>" ` and then the
+    # throwable's toString, `java.lang.OutOfMemoryError: Java heap space`), then its stack. Python's
+    # threading prints `Exception in thread Thread-1:` with no quotes and no class on the line.
+    (
+        "struct:exception",
+        r"^" + _PREFIX + r'Exception in thread "[^"\n]{1,100}" (?P<exc>' + _CLASS + r")(?::\s[^\n]*)?\s*$",
+    ),
     # Last, so an exception line that names another class is read as the exception line.
     # A logger's record that names the class of the exception whose traceback it then prints
     # (`logger.warning(..., exc_info=True)`): torchelastic's "The node 'n' has failed to shutdown
