@@ -574,7 +574,7 @@ class LogDiagnoser:
         # A line its logger marked a warning (`[W socket.cpp:663]`, a retry) is never fatal alone,
         # unless its signature is a failure its library logs at warning level (`warned`); its
         # peers still tell a network error who went away.
-        live = [
+        heard = [
             c
             for c in self._pending
             if (not c.bare or c.match.line > tail)
@@ -584,8 +584,7 @@ class LogDiagnoser:
         ]
         # A line that only explains a failure (`alone: false`, a batch skipped for its NaN loss)
         # speaks when another line of the log is one; by itself the run went on.
-        if not any(c.signature.alone for c in live):
-            live = []
+        live = heard if any(c.signature.alone for c in heard) else []
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         cut = False
@@ -611,11 +610,7 @@ class LogDiagnoser:
             # before it raised) counts here too, since the cut traceback is the failure it explains,
             # even when its message is of unknown cause: it still names what the exception was.
             starts = {c.match.line for c in fallbacks}
-            explaining = [
-                c
-                for c in self._pending
-                if not c.signature.alone and (not c.context.warning or c.signature.warned) and not self._ignored_tail(c)
-            ]
+            explaining = [c for c in heard if not c.signature.alone]
             above = [
                 c for c in [*told, *explaining] if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
             ]
