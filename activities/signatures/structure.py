@@ -219,51 +219,9 @@ _ERRNO = re.compile(
 # (library/std/src/sys/pal/unix/mod.rs `decode_error_kind`; the Windows twin decodes Windows'
 # codes to the same kinds). The code is the OS's own: on Windows `Os { code: 112, kind:
 # StorageFull, message: "There is not enough space on the disk." }` is ERROR_DISK_FULL, where
-# Linux's 112 is EHOSTDOWN. So the kind, where it names one errno, decides; the number only
-# where the kind does not (Uncategorized, Other, a kind several errnos share).
+# Linux's 112 is EHOSTDOWN. So the kind, where the errno table lists it (`rust_kinds`), decides;
+# the number only where it does not (Uncategorized, Other, a kind several errnos share).
 _RUST_KIND = re.compile(r"\bOs \{ code: -?\d{1,5}, kind: (\w+)")
-_KIND_ERRNO = {
-    "ArgumentListTooLong": "E2BIG",
-    "AddrInUse": "EADDRINUSE",
-    "AddrNotAvailable": "EADDRNOTAVAIL",
-    "ResourceBusy": "EBUSY",
-    "ConnectionAborted": "ECONNABORTED",
-    "ConnectionRefused": "ECONNREFUSED",
-    "ConnectionReset": "ECONNRESET",
-    "Deadlock": "EDEADLK",
-    "QuotaExceeded": "EDQUOT",
-    "FilesystemQuotaExceeded": "EDQUOT",
-    "AlreadyExists": "EEXIST",
-    "FileTooLarge": "EFBIG",
-    "HostUnreachable": "EHOSTUNREACH",
-    "Interrupted": "EINTR",
-    "InvalidInput": "EINVAL",
-    "IsADirectory": "EISDIR",
-    "FilesystemLoop": "ELOOP",
-    "NotFound": "ENOENT",
-    "OutOfMemory": "ENOMEM",
-    "StorageFull": "ENOSPC",
-    "TooManyLinks": "EMLINK",
-    "InvalidFilename": "ENAMETOOLONG",
-    "FilenameTooLong": "ENAMETOOLONG",
-    "NetworkDown": "ENETDOWN",
-    "NetworkUnreachable": "ENETUNREACH",
-    "NotConnected": "ENOTCONN",
-    "NotADirectory": "ENOTDIR",
-    "DirectoryNotEmpty": "ENOTEMPTY",
-    "BrokenPipe": "EPIPE",
-    "ReadOnlyFilesystem": "EROFS",
-    "NotSeekable": "ESPIPE",
-    "StaleNetworkFileHandle": "ESTALE",
-    "TimedOut": "ETIMEDOUT",
-    "ExecutableFileBusy": "ETXTBSY",
-    "CrossesDevices": "EXDEV",
-    "InProgress": "EINPROGRESS",
-    "TooManyOpenFiles": "EMFILE",
-    "InputOutputError": "EIO",
-    "PermissionDenied": "EACCES",
-    "WouldBlock": "EAGAIN",
-}
 _MESSAGE_NUMBER = re.compile(r"([A-Z][\w ,/'-]{2,60}) \((\d{1,3})\)")
 # TensorFlow's file systems join the errno's text to the path with "; " and eager ops append
 # " [Op:<name>]" (`ResourceExhaustedError: .../part-00000; No space left on device`).
@@ -282,8 +240,9 @@ _ON_PATH = re.compile(r"\[Errno -?\d{1,4}\] [^:\n]{2,80}: b?['\"]")
 def errno_fact(text: str) -> Fact | None:
     """What the message's errno says, for a class whose message decides (a bare OSError)."""
     table = lookup("errno")
-    if (k := _RUST_KIND.search(text)) and k.group(1) in _KIND_ERRNO:
-        fact = table.get(_KIND_ERRNO[k.group(1)])
+    fact: Fact | None
+    if (k := _RUST_KIND.search(text)) and k.group(1) in _rust_kinds():
+        fact = _rust_kinds()[k.group(1)]
     elif m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
         on_path = fact.fields.get("on_path") if fact is not None and fact.fields is not None else None
@@ -300,6 +259,17 @@ def errno_fact(text: str) -> Fact | None:
         return None
     what = f"{fact.description} (the errno of the message)"
     return Fact(fact.name, what, fact.category, fact.retryable, fact.cascade)
+
+
+@cache
+def _rust_kinds() -> dict[str, Fact]:
+    table = lookup("errno")
+    return {
+        str(kind): f
+        for e in table.table.entries
+        if (f := table.get(str(e["name"]))) is not None
+        for kind in e.get("rust_kinds", ())
+    }
 
 
 @cache

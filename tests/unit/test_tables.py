@@ -7,6 +7,7 @@ import pytest
 from recovery.activities.signatures import dialect
 from recovery.activities.signatures.catalog import builtin_catalog
 from recovery.activities.signatures.diagnosis import LogDiagnoser, LogDiagnosis
+from recovery.activities.signatures.structure import errno_fact
 from recovery.activities.signatures.tables import (
     Lookup,
     TableError,
@@ -312,3 +313,37 @@ def test_slurms_error_codes_after_its_commands_say_whose_fault_a_refusal_is(
 ) -> None:
     result = _diagnosis(line + "\n")
     assert (result.symptom, result.category, result.retryable) == ("crash", category, retryable)
+
+
+def test_each_rust_error_kind_names_one_errno_of_the_table() -> None:
+    errno_table = next(t for _, t in builtin_tables() if t.family == "errno")
+    kinds = [k for e in errno_table.entries for k in e.get("rust_kinds", ())]
+    assert len(kinds) == len(set(kinds)), "a kind decodes from one errno"
+    assert {"StorageFull", "ConnectionReset", "NotConnected", "TimedOut"} <= set(kinds)
+
+
+@pytest.mark.parametrize(
+    ("line", "category", "retryable"),
+    [
+        # Windows' ERROR_DISK_FULL is 112, Linux's EHOSTDOWN: the kind decides, not the number.
+        (
+            'Error: IoError(Os { code: 112, kind: StorageFull, message: "There is not enough space on the disk." })',
+            "system_software",
+            False,
+        ),
+        (
+            'Error: IoError(Os { code: 104, kind: ConnectionReset, message: "Connection reset by peer" })',
+            "network",
+            True,
+        ),
+        # A kind the table does not list leaves the number to decide.
+        (
+            'Error: IoError(Os { code: 28, kind: Uncategorized, message: "No space left on device" })',
+            "system_software",
+            False,
+        ),
+    ],
+)
+def test_a_rust_io_errors_kind_decides_its_errno(line: str, category: str, retryable: bool) -> None:
+    fact = errno_fact(line)
+    assert fact is not None and (fact.category, fact.retryable) == (category, retryable)
