@@ -30,6 +30,7 @@ Rules:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -79,6 +80,11 @@ ELASTIC_PATTERNS = [
 ELASTIC_BLOCK_LINES = 12
 CHILD_FAILED = "torchelastic-child-failed"  # the signature of the exception the summary belongs to
 STORE_BARRIER = "store-barrier-timeout"  # its line says how many processes came (phases.overcounted)
+# A NaN or infinite loss read on a progress line (`loss: nan` among the step's fields) says the
+# training diverged only if it stays so: a later progress line of the same writer that reports a
+# finite loss shows one bad interval (an fp16 overflow, one bad batch) the run got past, as MMEngine
+# and MMCV average the loss over the logging interval and print the next one finite.
+LOSS_NOT_FINITE = "loss-not-finite"
 # nvidia-smi's table row of a GPU: its index, then (after the name) its PCI bus id with an
 # 8-digit domain (`|   0  NVIDIA A100-SXM4-80GB  On  | 00000000:07:00.0 Off |`). A log that
 # holds the table maps the bus ids the driver's messages name to the indices the user knows.
@@ -226,6 +232,8 @@ class _Candidate:
     # cause does (`bare`: no traceback led to it, so it must also end the log).
     fallback: bool = False
     bare: bool = False
+    # Its line is also a progress line (a step's fields, the loss among them), not a message.
+    on_progress: bool = False
 
 
 @dataclass
@@ -359,7 +367,10 @@ class LogDiagnoser:
             # A store-based barrier that timed out counting more arrivals than the world size was
             # never short of a peer: the job's set-up registered too many (phases.overcounted).
             chosen = BARRIER_OVERCOUNT_TIMEOUT if best.pattern == STORE_BARRIER and overcounted(best.text) else None
-            self._add_candidate(best, chosen, siblings=[m for m in signatures if m is not best])
+            on_progress = any(m.pattern.startswith("progress:") for m in matches)
+            self._add_candidate(
+                best, chosen, siblings=[m for m in signatures if m is not best], on_progress=on_progress
+            )
         if structure and structure[0].pattern in ("struct:exception", "struct:ipython"):
             self._header = None  # its exception line closed the traceback
         for phase in (m for m in matches if m.pattern.startswith("phase:")):
@@ -440,6 +451,7 @@ class LogDiagnoser:
         *,
         fallback: bool = False,
         bare: bool = False,
+        on_progress: bool = False,
     ) -> None:
         signature = signature or self.catalog[match.pattern]
         same_kind = sum(1 for c in self._pending if c.signature.cascade == signature.cascade)
@@ -455,7 +467,16 @@ class LogDiagnoser:
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
             signature = signature.model_copy(update={"cascade": True})
         self._pending.append(
-            _Candidate(match, signature, context, self.max_step, siblings=siblings or [], fallback=fallback, bare=bare)
+            _Candidate(
+                match,
+                signature,
+                context,
+                self.max_step,
+                siblings=siblings or [],
+                fallback=fallback,
+                bare=bare,
+                on_progress=on_progress,
+            )
         )
 
     def _writer(self, match: LineMatch) -> LineContext:
@@ -527,6 +548,8 @@ class LogDiagnoser:
         self.last_progress = record
         self._phases.progress()
         self._survive(record.step)
+        if record.loss is not None and math.isfinite(record.loss):
+            self._loss_recovered(record)
         if record.step is not None:
             self.max_step = max(self.max_step, record.step)
         self._pace.add(record)
@@ -546,6 +569,20 @@ class LogDiagnoser:
             if len(c.later) + c.later_stepless < self.survive_steps:
                 kept.append(c)
         self._pending = kept
+
+    def _loss_recovered(self, record: ProgressRecord) -> None:
+        """A progress line reports a finite loss: a NaN or infinite loss an earlier progress line
+        of the same writer reported was one bad interval, not a diverged run (LOSS_NOT_FINITE)."""
+        self._pending = [
+            c
+            for c in self._pending
+            if not (
+                c.signature.id == LOSS_NOT_FINITE
+                and c.on_progress
+                and (record.line or 0) > c.match.line
+                and line_rank(c.match.text) == record.rank
+            )
+        ]
 
     # --- the verdict -----------------------------------------------------------------------
 
