@@ -172,3 +172,38 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_memory_layer_warnings_stay_healthy(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+def test_oneflow_typed_out_of_memory_wins_over_the_glog_abort() -> None:
+    # Oneflow-Inc/oneflow issue 9178: the VM allocator cannot extend its memory; the typed error
+    # says why before glog's fatal stack reports the abort.
+    found = diagnose(
+        '  File "/mnt/DATA/user/oneflow/oneflow/core/vm/bin_allocator.h", line 305, in AllocateBlockToExtendTotalMem\n'
+        "    backend_->Allocate(&mem_ptr, final_allocate_bytes)\n"
+        "Error Type: oneflow.ErrorProto.out_of_memory_error\n"
+        "*** Check failure stack trace: ***\n"
+        "    @     0x7efaa9296cd3  google::LogMessage::Fail()\n"
+        "    @     0x7efaa92971ff  google::LogMessageFatal::~LogMessageFatal()"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "oneflow-error-type-out-of-memory",
+        "out_of_memory",
+        False,
+    )
+
+
+def test_caught_oom_with_progress_after_stays_healthy() -> None:
+    # NVIDIA/MinkowskiEngine issue 359: the loop catches CUDA OOM and skips the batch; losses and
+    # an iteration line follow.
+    found = diagnose(
+        "2021-06-02 15:50:53 dev-node root[14429] WARNING CUDA OOM Error during batch execution, skipping batch.\n"
+        "2021-06-02 15:50:57 dev-node root[14429] DEBUG Batch loss: 0.00563023891299963\n"
+        "2021-06-02 15:50:59 dev-node root[14429] INFO Iteration: 15/1184, epoch 0, Bif Loss: 0.00563023891299963,"
+        "  lr: 0.10000\n"
+        "2021-06-02 15:51:03 dev-node root[14429] DEBUG CUDA out of memory. Tried to allocate 422.00 MiB (GPU 0;"
+        " 15.78 GiB total capacity; 13.10 GiB already allocated; 372.75 MiB free; 13.78 GiB reserved in total by"
+        " PyTorch)\n"
+        "2021-06-02 15:51:03 dev-node root[14429] WARNING CUDA OOM Error during batch execution, skipping batch.\n"
+        "2021-06-02 15:51:06 dev-node root[14429] DEBUG Batch loss: 0.010648244060575962"
+    )
+    assert found.symptom == "none"
