@@ -113,16 +113,8 @@ _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? 
 # gone on with its default backend (jax/_src/xla_bridge.py _suggest_missing_backends, at
 # logger.warning; Python's last-resort handler prints the bare message): the error it quotes
 # was caught. A run that needed the GPU fails later, and that failure speaks.
-# Python's warnings module prints a warning as "<file>:<line>: <Category>: <message>" (CPython
-# Lib/warnings.py, _formatwarnmsg_impl), the category a Warning subclass (UserWarning,
-# FutureWarning, RuntimeWarning, ...); threads often paste the line from its category on. PyTorch
-# turns its C++ TORCH_WARN into such a UserWarning: when counting devices fails it warns
-# "CUDA initialization: <the CUDA error>" and reports no GPU (c10/cuda/CUDAFunctions.cpp,
-# device_count_impl), and a program that needs the GPU then fails with its own error, while one
-# that goes on without it (on the CPU) has not failed.
 _LIBRARY_WARNING = re.compile(
     r"\s*(?:libibverbs: Warning: |(?:WARNING:jax\._src\.xla_bridge:)?CUDA backend failed to initialize: )"
-    r"|\s*(?:\S+\.py:\d+: )?[A-Z]\w*Warning: "
 )
 # Python logging's DEBUG level where a record's format puts the level name before the message
 # (`DEBUG:root:...`, `[DEBUG]`, `- DEBUG -`, `| DEBUG |`, `root[14429] DEBUG ...`). An error a
@@ -149,8 +141,8 @@ _NVLINK_NONFATAL = re.compile(
 
 
 def _library_or_debug(head: str) -> str | None:
-    """W for a library's own warning prefix, a Python warnings-module line or a driver record
-    marked non-fatal, D for a Python logging record at DEBUG level."""
+    """W for a library's own warning prefix or a driver record marked non-fatal, D for a Python
+    logging record at DEBUG level."""
     if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head):
         return "W"
     return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
