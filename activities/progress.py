@@ -72,7 +72,7 @@ GATES: dict[str, str] = {
     "tqdm": r"\d+/\d+ \[[0-9:]+<[0-9:?]+",
     "kv": r"(?i)(?:global_step|step|iteration|iter)\s*[=:]\s*\d",
     # `iteration` is left to Megatron's gate: a second gate on its lines doubled their cost.
-    "loop": r"(?i)(?:^|[^\w])(?:step|iter)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
+    "loop": r"(?i)(?:^|[^\w])(?:step|iter|batch)\s+\d+(?:\s*/\s*\d+)?[^\n]*loss",
     # A line that says how fast the run goes in a unit of its own (see `_timing`): MMEngine's and
     # Detectron2's `time: 0.59`, Keras's `45ms/step`, TF's `sec/batch`, `examples/sec` and
     # `global_step/sec:`, Paddle's `batch_cost:`/`ips:`, fairseq's `ups=`, DeepSpeed's
@@ -262,9 +262,10 @@ def _kv(text: str) -> ProgressRecord | None:
 
 
 # A training loop's own print: `iter 100: loss 4.12, time 123.45ms` (nanoGPT), `step 1/74 |
-# train loss 10.98 | ... (1234.56 ms | 12345 tok/s)` (llm.c). A loss on the line is required:
-# "step 2 of the setup" is no progress.
-_LOOP_STEP = re.compile(r"(?i)(?:^|[^\w])(?:step|iter)\s+(\d+)(?:\s*/\s*(\d+))?")
+# train loss 10.98 | ... (1234.56 ms | 12345 tok/s)` (llm.c), `TRAIN Batch 100/7507 loss 232.58
+# ...` (WeNet's executor, wenet/utils/executor.py). A loss on the line is required: "step 2 of
+# the setup" is no progress.
+_LOOP_STEP = re.compile(r"(?i)(?:^|[^\w])(?:step|iter|batch)\s+(\d+)(?:\s*/\s*(\d+))?")
 _LOOP_LOSS = re.compile(r"(?i)loss\s*[:=]?\s*(" + _NUM + ")")
 _LOOP_MS = re.compile(r"(" + _NUM + r")\s*ms\b")
 _LOOP_S = re.compile(r"(" + _NUM + r")\s*s/(?:step|it)\b")

@@ -150,6 +150,14 @@ PATTERNS = [
     # optimizations will not be enabled", exc_info=True)`; older releases print "Error caught
     # was: <e>" instead of the traceback).
     ("struct:ignored", r"\bA matching Triton is not available, some optimi[sz]ations will not be enabled"),
+    # CPython's sentences between the tracebacks of a chain (Lib/traceback.py, _cause_message and
+    # _context_message): the exception printed above them is the cause of, or was being handled
+    # when, the one whose traceback follows.
+    (
+        "struct:chained",
+        r"^" + _PREFIX + r"(?:The above exception was the direct cause of the following exception"
+        r"|During handling of the above exception, another exception occurred):",
+    ),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
@@ -344,6 +352,8 @@ class Tracebacks:
             return None
         if match.pattern == "struct:ignored":
             remember(self._ignored, writer, match.line, WRITERS)
+            return None
+        if match.pattern == "struct:chained":
             return None
         if match.pattern == "struct:traceback":
             named = self._named.pop(writer, None)
