@@ -84,6 +84,22 @@ FAILURES = [
         True,
         "mpi-rank-illegal-instruction",
     ),
+    # opendatalab/MinerU issue 1628: PyCharm's run console names the signal; SIGILL is the CPU.
+    (
+        "https://github.com/opendatalab/MinerU/issues/1628",
+        "Process finished with exit code 132 (interrupted by signal 4:SIGILL)",
+        "system_software",
+        True,
+        "shell-illegal-instruction",
+    ),
+    # davisking/dlib issue 2146: the same console before the colon lost its space.
+    (
+        "https://github.com/davisking/dlib/issues/2146",
+        "DlibError: Process finished with exit code 132 (interrupted by signal 4: SIGILL)",
+        "system_software",
+        True,
+        "shell-illegal-instruction",
+    ),
     # horovod/horovod issue 3472: horovodrun's report of rank 0's exit status (137, SIGKILL) before
     # its own traceback.
     (
@@ -151,6 +167,8 @@ HEALTHY = [
     "******* mapping process died *******",
     # horovod/gloo_run.py: a worker that ended well is not reported; this is its format with code 0.
     "Process 0 exit with status code 0.",
+    # The JetBrains run console after a clean exit.
+    "Process finished with exit code 0",
 ]
 
 
