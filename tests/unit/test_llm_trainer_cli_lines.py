@@ -1,9 +1,11 @@
 """Whole excerpts of real logs from LLM fine-tuning and evaluation tools with their own command
-lines and loggers (XTuner over mmengine, LLaMA-Factory, OpenRLHF's Ray actors, TRL, torchtune,
-lm-evaluation-harness), each with the public thread that printed it. XTuner's command line
-catches any error running its command and logs it as a warning ("WARNING: command error: ...!",
-xtuner/entry_point.py) before printing its help: the job never ran. The healthy excerpts are the
-warnings, progress and checkpoint lines the same tools print while they work."""
+lines and loggers (XTuner over mmengine, Megatron-Energon under NeMo, LLaMA-Factory, OpenRLHF's
+Ray actors, TRL, torchtune, lm-evaluation-harness), each with the public thread that printed it.
+XTuner's command line catches any error running its command and logs it as a warning ("WARNING:
+command error: ...!", xtuner/entry_point.py) before printing its help: the job never ran.
+Megatron-Energon refuses a dataset path without its `.nv-meta` metadata ("Did you forget to
+prepare the dataset?"). The healthy excerpts are the warnings, progress and checkpoint lines the
+same tools print while they work."""
 
 from __future__ import annotations
 
@@ -201,6 +203,18 @@ FAILURES = [
         False,
         "py-assertion-error",
     ),
+    # NVIDIA-NeMo/Speech#12338: NeMo's DiT training given a webdataset never prepared for Megatron-Energon
+    (
+        "https://github.com/NVIDIA-NeMo/Speech/issues/12338",
+        "torchrun nemo/collections/diffusion/data/prepare_energon_dataset.py -y\n"
+        "torchrun scripts/dit/dit_train.py -y --factory pretrain data.path=./butterfly_webdataset\n"
+        "\n"
+        "0> ****** \n"
+        "Unexpected error: Path NeMo/butterfly_webdataset does not contain a .nv-meta/.info.yaml file. Did you forget to prepare the dataset? Please check the documentation for an introduction to dataset preparation.",
+        "application",
+        False,
+        "energon-dataset-not-prepared",
+    ),
     # InternLM/xtuner/issues/858: the CLI could not start `python` for its command
     (
         "https://github.com/InternLM/xtuner/issues/858",
@@ -309,6 +323,12 @@ HEALTHY = [
     "Step 9 | loss:0.9859774112701416 lr:2e-05 gpu_resources:40824099328 \n"
     "Step 10 | loss:0.9678923487663269 lr:2e-05 gpu_resources:40657102848 \n"
     "Step 11 | loss:0.9990934729576111 lr:2e-05 gpu_resources:40675751424 ",
+    # https://github.com/NVIDIA/Megatron-Energon/issues/127: `energon prepare` listing the shards and asking for a split
+    "Found 9727 tar files in total. The first and last ones are:\n"
+    "- job0-f0to7-shard-000000.tar\n"
+    "- job99-f792to799-shard-000018.tar\n"
+    "If you want to exclude some of them, cancel with ctrl+c and specify an exclude filter in the command line.\n"
+    'Please enter a desired train/val/test split like "0.5, 0.2, 0.3" or "8,1,1": 10,0,0',
     # https://github.com/InternLM/xtuner/issues/691: mmengine's registry-scope fallback, a warning
     '07/29 22:44:31 - mmengine - WARNING - Failed to search registry with scope "mmengine" in the "builder"'
     ' registry tree. As a workaround, the current "builder" registry in "xtuner" is used to build instance.'
@@ -320,3 +340,32 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_trainer_tool_notices_stay_healthy(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+def test_parlai_rank_prefix_names_the_rank_that_ran_out_of_memory() -> None:
+    # facebookresearch/ParlAI#4452: ParlAI's distributed_context puts `rank:{:3d} |` before a
+    # worker's log records; rank 3's CRITICAL record is the traceback that ends in CUDA OOM.
+    found = diagnose(
+        "rank:  3 | 2022-04-03 18:44:26,615 CRITICAL | Traceback (most recent call last):\n"
+        '  File "/mnt/lustre/user/ParlAI/parlai/core/torch_generator_agent.py", line 605, in _fake_forward_backward_pass\n'
+        "    self.backward(loss)\n"
+        '  File "/mnt/lustre/user/ParlAI/parlai/core/torch_agent.py", line 2314, in backward\n'
+        "    self.optimizer.backward(loss, update_main_grads=False)\n"
+        '  File "/mnt/lustre/user/ParlAI/parlai/utils/fp16.py", line 194, in backward\n'
+        "    loss.backward()\n"
+        '  File "/mnt/lustre/user/anaconda3/envs/parlai/lib/python3.9/site-packages/torch/_tensor.py", line 363, in backward\n'
+        "    torch.autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)\n"
+        '  File "/mnt/lustre/user/anaconda3/envs/parlai/lib/python3.9/site-packages/torch/autograd/__init__.py", line 173, in backward\n'
+        "    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+        "RuntimeError: CUDA out of memory. Tried to allocate 21.06 GiB (GPU 3; 79.35 GiB total capacity; 63.19 GiB already allocated; 8.57 GiB free; 68.48 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting max_split_size_mb to avoid fragmentation.  See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF\n"
+        "\n"
+        "During handling of the above exception, another exception occurred:\n"
+        "\n"
+        "Traceback"
+    )
+    assert (found.symptom, found.category, found.retryable) == ("crash", "out_of_memory", False)
+    assert found.implicated.ranks == [3]
+
+
+def test_a_table_row_that_says_rank_is_not_a_rank_prefix() -> None:
+    assert diagnose("The rank: 3 | loss 2.1\nRuntimeError: CUDA out of memory.").implicated.ranks == []
