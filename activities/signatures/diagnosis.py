@@ -609,8 +609,10 @@ class LogDiagnoser:
             # A line that only explains a failure (`alone: false`: PyTorch's THC check, printed
             # before it raised) counts here too, since the cut traceback is the failure it explains,
             # even when its message is of unknown cause: it still names what the exception was.
+            # So does a wait that timed out (`symptom: hang`): c10d logs "Work ... timed out in
+            # blocking wait" and then raises it, so the traceback cut below is that timeout's own.
             starts = {c.match.line for c in fallbacks}
-            explaining = [c for c in heard if not c.signature.alone]
+            explaining = [c for c in heard if not c.signature.alone or c.signature.symptom == "hang"]
             above = [
                 c for c in [*told, *explaining] if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
             ]

@@ -369,3 +369,18 @@ def test_parlai_rank_prefix_names_the_rank_that_ran_out_of_memory() -> None:
 
 def test_a_table_row_that_says_rank_is_not_a_rank_prefix() -> None:
     assert diagnose("The rank: 3 | loss 2.1\nRuntimeError: CUDA out of memory.").implicated.ranks == []
+
+
+def test_a_blocking_wait_timeout_is_the_traceback_cut_below_it() -> None:
+    # OpenRLHF/OpenRLHF#1135: c10d logs rank 6's blocking-wait timeout, then raises it; the paste
+    # ends inside that traceback. The timeout says what the cut exception was: the run hung.
+    found = diagnose(
+        "ERROR in gpu6, the other 7 gpu have same error.\n"
+        "\n"
+        "\n"
+        "[rank6]:[E928 16:16:22.196124891 ProcessGroupNCCL.cpp:817] [Rank 6] Work WorkNCCL(SeqNum=43379, OpType=_ALLGATHER_BASE, NumelIn=8069120, NumelOut=64552960, Timeout(ms)=600000) timed out in blocking wait.\n"
+        "[rank6]: Traceback (most recent call last):\n"
+        '[rank6]:   File "/usr/lib/python3.10/runpy.py", line 196, in _run_module_as_main'
+    )
+    assert (found.symptom, found.category, found.retryable) == ("hang", "unknown", True)
+    assert found.evidence[0].signature == "torch-nccl-blocking-wait-timeout"
