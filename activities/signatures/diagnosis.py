@@ -653,9 +653,11 @@ class LogDiagnoser:
             # before it raised) counts here too, since the cut traceback is the failure it explains,
             # even when its message is of unknown cause: it still names what the exception was.
             # So does the exception a chained traceback was raised from: CPython prints the cause
-            # first, then its chaining sentence, then the traceback the log was cut in.
+            # first, then its chaining sentence, then the traceback the log was cut in. So does a
+            # wait that timed out (`symptom: hang`): c10d logs "Work ... timed out in blocking
+            # wait" and then raises it, so the traceback cut below is that timeout's own.
             starts = {c.match.line for c in fallbacks}
-            explaining = [c for c in heard if not c.signature.alone]
+            explaining = [c for c in heard if not c.signature.alone or c.signature.symptom == "hang"]
             above = [c for c in [*told, *explaining] if any(self._right_above(c, start) for start in starts)]
             if above:
                 return above

@@ -13,6 +13,7 @@
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
     [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
     [rank: 3] ...                        Lightning's rank-prefixed messages
+    rank:  3 | ...                       ParlAI's prefix on a distributed worker's lines
     MPICH ERROR [Rank 3] [job id 41.0] [<time>] [nid006700] - Abort(...)   HPE Cray MPICH's abort
     [2025-04-21 07:28:41 TP3] ...        SGLang's scheduler of tensor-parallel rank 3
     trainer/0 ...                        TorchX's (and NeMo-Run's) role/replica prefix, read past
@@ -95,10 +96,12 @@ _ENGINE_RANK = re.compile(
     r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]"
     r"|\((?:VllmWorker|Worker)(?:_PP0)?_TP(\d{1,5}) pid=\d+\)"
 )
-# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD) and Lightning's
-# rank_prefixed_message (`[rank: 3] ...`).
+# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD), Lightning's
+# rank_prefixed_message (`[rank: 3] ...`) and ParlAI's distributed_context, which puts
+# `'rank:{:3d} |'.format(rank)` (the global rank) before every print and log record of a worker
+# (parlai/utils/distributed.py, logging.py add_format_prefix): `rank:  3 | 2022-04-03 ... CRITICAL |`.
 _OMPI_TAG = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:")
-_TAGGED_RANK = re.compile(_OMPI_TAG.pattern + r"|\[rank: (\d{1,6})\]")
+_TAGGED_RANK = re.compile(_OMPI_TAG.pattern + r"|\[rank: (\d{1,6})\]|^rank: {0,2}(\d{1,6}) \| ")
 _OMPI_TAG_HEAD = 80  # a `--timestamp-output` date (`Sun Oct  1 17:01:10 2017`) and the tag
 
 
