@@ -137,6 +137,16 @@ NFS_PATTERNS = [("recovered:nfs", r"\bnfs: server (?P<peer>[\w.:-]+) OK\s*$")]
 NFS_OUTAGES = frozenset({"kernel-nfs-not-responding", "kernel-nfs-timed-out"})
 RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
 TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
+# libstdc++'s terminate handler (libsupc++/vterminate.cc __verbose_terminate_handler) reports an
+# uncaught C++ exception, "terminate called after throwing an instance of 'T'" and its what(), then
+# calls abort(): the process dies of SIGABRT, and what reports that death comes after the report
+# (CPython's faulthandler "Fatal Python error: Aborted", the shell's "Aborted (core dumped)", absl's
+# "*** SIGABRT received"). That abort is the terminate's own end, a follow-on of the exception the
+# what() line names (a peer closing a Gloo pair, a watchdog's timeout), not a second cause. A c10
+# what() carries its C++ frames (`frame #N: ...`), so the abort may come some lines after.
+TERMINATE_REPORT = "cpp-terminate"
+ABORT_REPORT = re.compile(r"\bAborted\b|\bSIGABRT\b")
+ABORT_AFTER_TERMINATE_LINES = 64
 _NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
 # `kubectl describe pod` (pkg/describe describeContainerState): a container's `State:` (Running,
 # Waiting or Terminated, with its Reason and Exit Code under it), then `Last State:` for the run
@@ -454,8 +464,22 @@ class LogDiagnoser:
             # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
             signature = signature.model_copy(update={"cascade": True})
+        elif not signature.cascade and signature.category == "unknown" and self._terminated(match, context):
+            signature = signature.model_copy(update={"cascade": True})
         self._pending.append(
             _Candidate(match, signature, context, self.max_step, siblings=siblings or [], fallback=fallback, bare=bare)
+        )
+
+    def _terminated(self, match: LineMatch, context: LineContext) -> bool:
+        """An abort report (`Fatal Python error: Aborted`) of a process whose C++ terminate report
+        came just before: the abort is how that uncaught exception ended the process."""
+        if not ABORT_REPORT.search(match.text):
+            return False
+        return any(
+            c.signature.id == TERMINATE_REPORT
+            and 0 < match.line - c.match.line <= ABORT_AFTER_TERMINATE_LINES
+            and (c.context.rank, c.context.host) == (context.rank, context.host)
+            for c in self._pending
         )
 
     def _writer(self, match: LineMatch) -> LineContext:
