@@ -176,6 +176,14 @@ RENDEZVOUS_PATTERNS = [
     ("rdzv:global-ranks", r"^\s*global_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
     # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
     ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
+    # torchrun's own command line, as a script echoes it or a user pastes it above the output
+    # (torch/distributed/run.py): `--nnodes N` is the number of nodes (or a `MIN:MAX` range, not
+    # read here), and `--standalone` launches a single-node job with a local rendezvous.
+    (
+        "rdzv:group-world-size",
+        r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b[^\n]*?\s\\?--nnodes[= ](?P<n>\d+)(?:\s[^\n]*)?$",
+    ),
+    ("rdzv:standalone", r"\b(?:torchrun|torch\.distributed\.run)\b[^\n]*?\s\\?--standalone(?:\s[^\n]*)?$"),
 ]
 # PyTorch's ProcessGroupNCCL destructor, when the program never called destroy_process_group:
 # it runs only as the interpreter tears the global context down, so the program is exiting
@@ -812,7 +820,8 @@ class LogDiagnoser:
 class RankMapping:
     """How local ranks map to global ranks, from torchelastic's rendezvous results in the log:
     one agent's `local_ranks=[...]` and `global_ranks=[...]`, or a single node
-    (`group_world_size=1`, DeepSpeed's `nnodes=1`, or a layout that puts every rank on one node). Several agents that
+    (`group_world_size=1`, DeepSpeed's `nnodes=1`, torchrun's `--nnodes=1` or `--standalone` on its
+    command line, or a layout that puts every rank on one node). Several agents that
     disagree (a log of many nodes) leave it unknown."""
 
     def __init__(self) -> None:
@@ -821,8 +830,9 @@ class RankMapping:
         self._single_node = False
 
     def line(self, match: LineMatch) -> None:
-        if match.pattern == "rdzv:group-world-size":
-            self._single_node = self._single_node or match.groups.get("n") == "1"
+        if match.pattern in ("rdzv:group-world-size", "rdzv:standalone"):
+            one = match.pattern == "rdzv:standalone" or match.groups.get("n") == "1"
+            self._single_node = self._single_node or one
             return
         ranks = [int(r) for r in match.groups.get("list", "").replace(" ", "").split(",") if r.isdigit()]
         if match.pattern == "rdzv:local-ranks":

@@ -432,3 +432,71 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_warnings_asked_about_stay_healthy(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+# torchrun names a failed worker by its local rank (`failed (exitcode: -9) local_rank: 0`); that is
+# its global rank only when the job runs on one node, as torchrun's own command line can say.
+# (source, excerpt, ranks the diagnosis names)
+LOCAL_RANKS = [
+    # the pasted torchrun command runs one node (`--nnodes=1`), so local rank 0 is rank 0
+    (
+        "https://github.com/lm-sys/FastChat/issues/568",
+        (
+            "torchrun --nnodes=1 --nproc_per_node=1 --master_port=20001 fastchat/train/train_mem.py \\\n"
+            ">     --model_name_or_path /home/work/virtual-venv/fastchat-env/data/transformer_model_7b  \\\n"
+            ">     --data_path playground/data/dummy.json \\\n"
+            ">     --fp16 True \\\n"
+            ">     --output_dir /home/work/virtual-venv/fastchat-env/data/vicuna-dummy \\\n"
+            ">     --num_train_epochs 2 \\\n"
+            ">     --per_device_train_batch_size 1 \\\n"
+            '>     --fsdp "full_shard auto_wrap" \\\n'
+            ">     --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer' \\\n"
+            ">     --model_max_length 2048 \\\n"
+            ">     --gradient_checkpointing True \\\n"
+            ">     --lazy_preprocess True\n"
+            "Loading checkpoint shards:   0%|                                                                                                                             | 0/2 [00:00<?, ?it/s]\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 27657) of binary: /home/work/virtual-venv/fastchat-env/bin/"
+        ),
+        [0],
+    ),
+    # `--standalone` (the post's markdown left a backslash before each option) is one node
+    (
+        "https://github.com/SamsungLabs/MLI/issues/18",
+        (
+            "(train) user@host:~/MPI/MLI_new$ torchrun \\--standalone \\--nproc_per_node=1 \\bin/train.py \\--config configs/tblock4_train.yaml \\--output-path train_outputs\n"
+            "2023-11-10 16:19:31.813855: I tensorflow/core/platform/cpu_feature_guard.cc:193] This TensorFlow binary is optimized with oneAPI Deep Neural Network Library (oneDNN) to use the following CPU instructions in performance-critical operations:  AVX2 AVX_VNNI FMA\n"
+            "To enable them in other operations, rebuild TensorFlow with the appropriate compiler flags.\n"
+            "Logging directory: train_outputs/outputs/tblock4_train_1gpu/log\n"
+            "20it [00:00, 2088.12it/s]\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 7347) of binary: /home/user/anaconda3/envs/train/bin/python"
+        ),
+        [0],
+    ),
+    # no command line: the agent's local rank may be any node's, so no rank is named
+    (
+        "https://github.com/meta-llama/codellama/issues/118",
+        (
+            "> initializing model parallel with size 1\n"
+            "> initializing ddp with size 1\n"
+            "> initializing pipeline with size 1\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: -9) local_rank: 0 (pid: 29066) of binary: /home/user/miniconda3/envs/torch/bin/python\n"
+            "Traceback (most recent call last):\n"
+            '  File "/home/user/miniconda3/envs/torch/bin/torchrun", line 33, in <module>\n'
+            "    sys.exit(load_entry_point('torch==2.0.1', 'console_scripts', 'torchrun')())\n"
+            "             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+            '  File "/home/user/miniconda3/envs/torch/lib/python3.11/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 346, in wrapper\n'
+            "    return f(*args, **kwargs)\n"
+            "           ^^^^^^^^^^^^^^^^^^\n"
+            '  File "/home/user/miniconda3/envs/torch/lib/python3.11/site-packages/torch/distributed/run.py", line 794, in main\n'
+            "    run(args)"
+        ),
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "ranks"), LOCAL_RANKS)
+def test_torchrun_command_line_says_one_node(source: str, text: str, ranks: list[int]) -> None:
+    found = diagnose(text)
+    assert (found.symptom, found.category, found.retryable) == ("crash", "unknown", True), source
+    assert found.implicated.ranks == ranks, source
