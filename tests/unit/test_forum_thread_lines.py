@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from recovery.activities.signatures.prefixes import line_context
 from tests.unit.real_lines import diagnose
 
 # A C++ exception no one caught ends in abort(): libstdc++'s terminate handler prints the type and
@@ -500,3 +501,21 @@ def test_torchrun_command_line_says_one_node(source: str, text: str, ranks: list
     found = diagnose(text)
     assert (found.symptom, found.category, found.retryable) == ("crash", "unknown", True), source
     assert found.implicated.ranks == ranks, source
+
+
+# Horovod's own runner (horovodrun with Gloo) tags each worker's line with its rank, after a time
+# when asked to (horovod #1364's `Thu Aug 29 16:41:02 2019[0]<stderr>:`, #2907's `[1]<stderr>:`).
+@pytest.mark.parametrize(
+    ("line", "rank"),
+    [
+        ("Thu Aug 29 16:41:02 2019[0]<stderr>:Fatal Python error: Aborted", 0),
+        (
+            "Thu Aug 29 16:41:02 2019[4]<stderr>:terminate called after throwing an instance of 'gloo::IoException'",
+            4,
+        ),
+        ("[1]<stderr>:Aborted (core dumped)", 1),
+        ("[1,7]<stderr>:terminate called after throwing an instance of 'std::runtime_error'", 7),
+    ],
+)
+def test_horovod_runner_tags_name_the_rank(line: str, rank: int) -> None:
+    assert line_context(line).rank == rank
