@@ -143,6 +143,16 @@ NFS_PATTERNS = [("recovered:nfs", r"\bnfs: server (?P<peer>[\w.:-]+) OK\s*$")]
 NFS_OUTAGES = frozenset({"kernel-nfs-not-responding", "kernel-nfs-timed-out"})
 RECLAIM_LINES = 8  # how far back the thread's refused call may be (other ranks' lines between)
 TEARDOWN_REFUSALS = frozenset({"nccl-own-cuda-call-refused"})
+# libstdc++'s terminate handler (libsupc++/vterminate.cc __verbose_terminate_handler) reports an
+# uncaught C++ exception, "terminate called after throwing an instance of 'T'" and its what(), then
+# calls abort(): the process dies of SIGABRT, and what reports that death comes after the report
+# (CPython's faulthandler "Fatal Python error: Aborted", the shell's "Aborted (core dumped)", absl's
+# "*** SIGABRT received"). That abort is the terminate's own end, a follow-on of the exception the
+# what() line names (a peer closing a Gloo pair, a watchdog's timeout), not a second cause. A c10
+# what() carries its C++ frames (`frame #N: ...`), so the abort may come some lines after.
+TERMINATE_REPORT = "cpp-terminate"
+ABORT_REPORT = re.compile(r"\bAborted\b|\bSIGABRT\b")
+ABORT_AFTER_TERMINATE_LINES = 64
 _NCCL_WRITER = re.compile(r"([\w.-]+:\d+:\d+) \[\d+\] ")
 # `kubectl describe pod` (pkg/describe describeContainerState): a container's `State:` (Running,
 # Waiting or Terminated, with its Reason and Exit Code under it), then `Last State:` for the run
@@ -172,6 +182,14 @@ RENDEZVOUS_PATTERNS = [
     ("rdzv:global-ranks", r"^\s*global_ranks=\[(?P<list>[\d, ]{0,1000})\]"),
     # DeepSpeed's launcher (deepspeed/launcher/launch.py) says how many nodes the job has.
     ("rdzv:group-world-size", r"\bnnodes=(?P<n>\d+), num_local_procs=\d+, node_rank=\d+"),
+    # torchrun's own command line, as a script echoes it or a user pastes it above the output
+    # (torch/distributed/run.py): `--nnodes N` is the number of nodes (or a `MIN:MAX` range, not
+    # read here), and `--standalone` launches a single-node job with a local rendezvous.
+    (
+        "rdzv:group-world-size",
+        r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b[^\n]*?\s\\?--nnodes[= ](?P<n>\d+)(?:\s[^\n]*)?$",
+    ),
+    ("rdzv:standalone", r"\b(?:torchrun|torch\.distributed\.run)\b[^\n]*?\s\\?--standalone(?:\s[^\n]*)?$"),
 ]
 # PyTorch's ProcessGroupNCCL destructor, when the program never called destroy_process_group:
 # it runs only as the interpreter tears the global context down, so the program is exiting
@@ -470,6 +488,8 @@ class LogDiagnoser:
             # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
             signature = signature.model_copy(update={"cascade": True})
+        elif not signature.cascade and signature.category == "unknown" and self._terminated(match, context):
+            signature = signature.model_copy(update={"cascade": True})
         self._pending.append(
             _Candidate(
                 match,
@@ -481,6 +501,18 @@ class LogDiagnoser:
                 bare=bare,
                 on_progress=on_progress,
             )
+        )
+
+    def _terminated(self, match: LineMatch, context: LineContext) -> bool:
+        """An abort report (`Fatal Python error: Aborted`) of a process whose C++ terminate report
+        came just before: the abort is how that uncaught exception ended the process."""
+        if not ABORT_REPORT.search(match.text):
+            return False
+        return any(
+            c.signature.id == TERMINATE_REPORT
+            and 0 < match.line - c.match.line <= ABORT_AFTER_TERMINATE_LINES
+            and (c.context.rank, c.context.host) == (context.rank, context.host)
+            for c in self._pending
         )
 
     def _writer(self, match: LineMatch) -> LineContext:
@@ -841,7 +873,8 @@ class LogDiagnoser:
 class RankMapping:
     """How local ranks map to global ranks, from torchelastic's rendezvous results in the log:
     one agent's `local_ranks=[...]` and `global_ranks=[...]`, or a single node
-    (`group_world_size=1`, DeepSpeed's `nnodes=1`, or a layout that puts every rank on one node). Several agents that
+    (`group_world_size=1`, DeepSpeed's `nnodes=1`, torchrun's `--nnodes=1` or `--standalone` on its
+    command line, or a layout that puts every rank on one node). Several agents that
     disagree (a log of many nodes) leave it unknown."""
 
     def __init__(self) -> None:
@@ -850,8 +883,9 @@ class RankMapping:
         self._single_node = False
 
     def line(self, match: LineMatch) -> None:
-        if match.pattern == "rdzv:group-world-size":
-            self._single_node = self._single_node or match.groups.get("n") == "1"
+        if match.pattern in ("rdzv:group-world-size", "rdzv:standalone"):
+            one = match.pattern == "rdzv:standalone" or match.groups.get("n") == "1"
+            self._single_node = self._single_node or one
             return
         ranks = [int(r) for r in match.groups.get("list", "").replace(" ", "").split(",") if r.isdigit()]
         if match.pattern == "rdzv:local-ranks":

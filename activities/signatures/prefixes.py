@@ -12,6 +12,7 @@
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
     [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
+    [3]<stderr>: ...                     Horovod's own runner (horovodrun with Gloo)
     [rank: 3] ...                        Lightning's rank-prefixed messages
     rank:  3 | ...                       ParlAI's prefix on a distributed worker's lines
     MPICH ERROR [Rank 3] [job id 41.0] [<time>] [nid006700] - Abort(...)   HPE Cray MPICH's abort
@@ -96,11 +97,13 @@ _ENGINE_RANK = re.compile(
     r"\(VllmWorker rank=(\d{1,5}) pid=\d+\)|^\[[\d: -]{0,30}(?:[DP]P\d+ )*TP(\d{1,5})\]"
     r"|\((?:VllmWorker|Worker)(?:_PP0)?_TP(\d{1,5}) pid=\d+\)"
 )
-# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD), Lightning's
+# Open MPI's --tag-output (`[jobid,rank]<stderr>:`, the rank in MPI_COMM_WORLD), Horovod's own
+# runner (horovodrun with Gloo: its task service tags each worker's line `[rank]<stdout>:` or
+# `[rank]<stderr>:`, after a time with --prefix-output-with-timestamp), Lightning's
 # rank_prefixed_message (`[rank: 3] ...`) and ParlAI's distributed_context, which puts
 # `'rank:{:3d} |'.format(rank)` (the global rank) before every print and log record of a worker
 # (parlai/utils/distributed.py, logging.py add_format_prefix): `rank:  3 | 2022-04-03 ... CRITICAL |`.
-_OMPI_TAG = re.compile(r"\[\d{1,9},(\d{1,6})\]<std(?:out|err|diag)>:")
+_OMPI_TAG = re.compile(r"\[(?:\d{1,9},)?(\d{1,6})\]<std(?:out|err|diag)>:")
 _TAGGED_RANK = re.compile(_OMPI_TAG.pattern + r"|\[rank: (\d{1,6})\]|^rank: {0,2}(\d{1,6}) \| ")
 _OMPI_TAG_HEAD = 80  # a `--timestamp-output` date (`Sun Oct  1 17:01:10 2017`) and the tag
 
