@@ -588,10 +588,12 @@ class LogDiagnoser:
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         cut = False
+        causes: set[int] = set()  # the exception lines cut tracebacks were raised from
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             fallbacks = self._unfinished(max(tail, progressed))
             cut = bool(fallbacks)
+            causes = {u.cause for u in self._tracebacks.unfinished(max(tail, progressed)) if u.cause is not None}
         # Fallbacks alone, and none says more than "unknown": the log may name the cause elsewhere.
         unexplained = not roots and bool(fallbacks) and all(c.signature.category == "unknown" for c in fallbacks)
         if unexplained:
@@ -609,10 +611,15 @@ class LogDiagnoser:
             # A line that only explains a failure (`alone: false`: PyTorch's THC check, printed
             # before it raised) counts here too, since the cut traceback is the failure it explains,
             # even when its message is of unknown cause: it still names what the exception was.
+            # A cut traceback CPython printed as raised from the exception above it ("The above
+            # exception was the direct cause of the following exception:") was raised from that
+            # exception's failure: its line explains the cut one however many lines the marker takes.
             starts = {c.match.line for c in fallbacks}
             explaining = [c for c in heard if not c.signature.alone]
             above = [
-                c for c in [*told, *explaining] if any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
+                c
+                for c in [*told, *explaining]
+                if c.match.line in causes or any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
             ]
             if above:
                 return above
