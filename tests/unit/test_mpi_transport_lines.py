@@ -93,6 +93,23 @@ def test_transport_failures(source: str, text: str, category: str, retryable: bo
     assert (found.evidence[0].signature, found.category, found.retryable) == (signature, category, retryable)
 
 
+def test_ucx_fatal_transport_error_does_not_blame_the_ranks_that_report_it() -> None:
+    # openucx/ucx issue 3087: two ranks of an MTT run abort on the UD endpoint timeout; they are
+    # the ones left waiting, mpirun's tags name them, and the peer that went silent is unnamed.
+    found = diagnose(
+        "Mon Dec 10 08:18:05 2018[1,8]<stderr>:[hpc-polar-01-vm001:13210:0:13210]    ud_iface.c:732  UCX Fatal:"
+        " transport error: Endpoint timeout\n"
+        "Mon Dec 10 08:18:05 2018[1,4]<stderr>:[hpc-polar-01-vm001:13209:0:13209]    ud_iface.c:732  UCX Fatal:"
+        " transport error: Endpoint timeout"
+    )
+    assert (found.evidence[0].signature, found.category, found.retryable) == (
+        "ucx-fatal-transport-error",
+        "network",
+        True,
+    )
+    assert (found.implicated.nodes, found.implicated.ranks) == ([], [])
+
+
 def test_btl_connect_failure_names_the_unreachable_peer() -> None:
     found = diagnose(FAILURES[2][1])
     assert found.implicated.peers == ["169.254.140.13"]
