@@ -233,9 +233,6 @@ BARE_EXCEPTION_TAIL = 100
 # How far above a cut-off traceback an exception's own message may be logged (the line above,
 # or one blank line between).
 MESSAGE_ABOVE = 2
-# How far above a cut-off traceback the exception that caused it ends, when CPython's chaining
-# sentence stands between them (the exception line, a blank line, the sentence, a blank line).
-CHAIN_ABOVE = 4
 
 
 @dataclass
@@ -324,7 +321,6 @@ class LogDiagnoser:
         self._blocks: list[_ElasticBlock] = []
         self._tracebacks = Tracebacks()
         self._unled: dict[int, None] = {}  # lines of exception lines no traceback led to (bounded)
-        self._chains: dict[int, None] = {}  # lines of CPython's chaining sentences (bounded)
         self._gpu_index: dict[str, str] = {}  # PCI bus id -> `gpuN`, from nvidia-smi's table
         self._details: list[int] = []  # lines of `Last error:` headers
         self._rendezvous = RankMapping()
@@ -531,8 +527,6 @@ class LogDiagnoser:
             context = line_context(match.text)
             prefixed = context.rank is not None or context.host is not None
             self._header = (match.line, context) if prefixed else None
-        if match.pattern == "struct:chained":
-            remember(self._chains, match.line, None, MAX_PENDING)
         uncaught = self._tracebacks.line(match, line_context(match.text))
         if uncaught is not None and not uncaught.traceback:
             remember(self._unled, match.line, None, MAX_PENDING)
@@ -663,10 +657,12 @@ class LogDiagnoser:
         roots = [c for c in live if not c.signature.cascade and not c.fallback]
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         cut = False
+        causes: set[int] = set()  # the exception lines cut tracebacks were raised from
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             fallbacks = self._unfinished(max(tail, progressed))
             cut = bool(fallbacks)
+            causes = {u.cause for u in self._tracebacks.unfinished(max(tail, progressed)) if u.cause is not None}
         # Fallbacks alone, and none says more than "unknown": the log may name the cause elsewhere.
         unexplained = not roots and bool(fallbacks) and all(c.signature.category == "unknown" for c in fallbacks)
         if unexplained:
@@ -684,13 +680,18 @@ class LogDiagnoser:
             # A line that only explains a failure (`alone: false`: PyTorch's THC check, printed
             # before it raised) counts here too, since the cut traceback is the failure it explains,
             # even when its message is of unknown cause: it still names what the exception was.
-            # So does the exception a chained traceback was raised from: CPython prints the cause
-            # first, then its chaining sentence, then the traceback the log was cut in. So does a
-            # wait that timed out (`symptom: hang`): c10d logs "Work ... timed out in blocking
-            # wait" and then raises it, so the traceback cut below is that timeout's own.
+            # So does a wait that timed out (`symptom: hang`): c10d logs "Work ... timed out in
+            # blocking wait" and then raises it, so the traceback cut below is that timeout's own.
+            # A cut traceback CPython printed as raised from the exception above it ("The above
+            # exception was the direct cause of the following exception:") was raised from that
+            # exception's failure: its line explains the cut one however many lines the marker takes.
             starts = {c.match.line for c in fallbacks}
             explaining = [c for c in heard if not c.signature.alone or c.signature.symptom == "hang"]
-            above = [c for c in [*told, *explaining] if any(self._right_above(c, start) for start in starts)]
+            above = [
+                c
+                for c in [*told, *explaining]
+                if c.match.line in causes or any(0 < start - c.match.line <= MESSAGE_ABOVE for start in starts)
+            ]
             if above:
                 return above
         if not (roots or fallbacks or told) and any(c.signature is INTERRUPTED_WAITING for c in live):
@@ -699,14 +700,6 @@ class LogDiagnoser:
             # "Received 2 death signal") are the stop, and the wait (or another hang line) is the story.
             return [c for c in live if c.signature.symptom == "hang"]
         return roots or fallbacks or told or live
-
-    def _right_above(self, candidate: _Candidate, start: int) -> bool:
-        """Whether a candidate's line is the message of the traceback starting at `start`, or
-        the exception it was chained from."""
-        distance = start - candidate.match.line
-        if 0 < distance <= MESSAGE_ABOVE:
-            return True
-        return 0 < distance <= CHAIN_ABOVE and any(candidate.match.line < line < start for line in self._chains)
 
     def _quiet_causes(self, before: int) -> list[_Candidate]:
         """Root causes a logger recorded below error level (a warning, a DEBUG record) before an

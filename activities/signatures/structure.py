@@ -134,6 +134,13 @@ PATTERNS = [
     # the rendezvous 'r' due to an error of type RendezvousConnectionError." When the log is cut
     # before the traceback's own exception line, the class it named is the one that was raised.
     ("struct:named", r"\b(?:an? )?(?:error|exception) of type (?P<exc>" + _CLASS + r")\b"),
+    # CPython's chain marker for an exception raised from another (`raise B from A`, or an
+    # implicit __cause__): "The above exception was the direct cause of the following exception:",
+    # printed between A's traceback, which ends in A's exception line, and B's. When the log is cut
+    # inside B's traceback, A is what B was raised from (torchelastic's RendezvousConnectionError
+    # from the store's `RuntimeError: Broken pipe`). "During handling of the above exception"
+    # says no such thing: B merely happened while A was being handled.
+    ("struct:chained", r"^" + _PREFIX + r"\s*The above exception was the direct cause of the following exception:"),
     # CPython's report of an exception it could not raise and ignored (PyErr_WriteUnraisable: a
     # `__del__`, a weakref or atexit callback, a ctypes callback): "Exception ignored in: <obj>"
     # (3.13: "Exception ignored while ..."), then the traceback. The program goes on.
@@ -150,14 +157,6 @@ PATTERNS = [
     # optimizations will not be enabled", exc_info=True)`; older releases print "Error caught
     # was: <e>" instead of the traceback).
     ("struct:ignored", r"\bA matching Triton is not available, some optimi[sz]ations will not be enabled"),
-    # CPython's sentences between the tracebacks of a chain (Lib/traceback.py, _cause_message and
-    # _context_message): the exception printed above them is the cause of, or was being handled
-    # when, the one whose traceback follows.
-    (
-        "struct:chained",
-        r"^" + _PREFIX + r"(?:The above exception was the direct cause of the following exception"
-        r"|During handling of the above exception, another exception occurred):",
-    ),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
@@ -172,6 +171,7 @@ class Uncaught:
     name: str
     fact: Fact | None
     traceback: bool  # closes a traceback (else a bare `Name: message` line)
+    cause: int | None = None  # the exception line this one was raised from (a chain marker between)
 
 
 def exception_fact(name: str) -> Fact | None:
@@ -318,6 +318,7 @@ class _Open:
     raised: LineMatch | None = None
     named: LineMatch | None = None  # the record just before the header named the class
     ignored: bool = False  # CPython printed it as an exception it ignored (the program went on)
+    cause: int | None = None  # the exception line a chain marker before the header said it came from
 
 
 K = TypeVar("K")
@@ -339,6 +340,8 @@ class Tracebacks:
         self._open: dict[tuple[int | None, str | None], _Open] = {}
         self._named: dict[tuple[int | None, str | None], LineMatch] = {}
         self._ignored: dict[tuple[int | None, str | None], int] = {}  # writer -> line of its notice
+        self._closed: dict[tuple[int | None, str | None], int] = {}  # writer -> its last exception line
+        self._chained: dict[tuple[int | None, str | None], int] = {}  # writer -> cause of its next traceback
         self.ignored_line = -1  # the last exception line that closed an ignored traceback
         # The exception lines that closed ignored tracebacks, as printed: CPython repeats the same
         # report for every object whose `__del__` fails, so a paste that starts mid-report begins
@@ -354,12 +357,17 @@ class Tracebacks:
             remember(self._ignored, writer, match.line, WRITERS)
             return None
         if match.pattern == "struct:chained":
+            if (closed := self._closed.get(writer)) is not None and match.line - closed <= NAMED_SPAN:
+                remember(self._chained, writer, closed, WRITERS)
             return None
         if match.pattern == "struct:traceback":
             named = self._named.pop(writer, None)
             near = named is not None and match.line - named.line <= NAMED_SPAN
             ignored = match.line - self._ignored.pop(writer, -NAMED_SPAN - 1) <= NAMED_SPAN
-            remember(self._open, writer, _Open(match, named=named if near else None, ignored=ignored), WRITERS)
+            cause = self._chained.pop(writer, None)
+            caused = cause is not None and match.line - cause <= 2 * NAMED_SPAN
+            fresh = _Open(match, named=named if near else None, ignored=ignored, cause=cause if caused else None)
+            remember(self._open, writer, fresh, WRITERS)
             return None
         if match.pattern == "struct:raise":
             # Frames' source lines appear only in tracebacks: one whose header was cut off the
@@ -389,6 +397,8 @@ class Tracebacks:
             self.ignored_line = match.line
             remember(self._ignored_texts, match.text.strip(), None, 64)
             return None
+        if closes:
+            remember(self._closed, writer, match.line, WRITERS)
         return Uncaught(match, name, fact, traceback=closes)
 
     def repeats_ignored(self, text: str) -> bool:
@@ -410,7 +420,7 @@ class Tracebacks:
                 continue
             if (told := tb.raised or tb.named) is not None:
                 name = told.groups.get("exc", "")
-                found.append(Uncaught(told, name, exception_fact(name), traceback=True))
+                found.append(Uncaught(told, name, exception_fact(name), traceback=True, cause=tb.cause))
             else:
-                found.append(Uncaught(tb.start, "", None, traceback=True))
+                found.append(Uncaught(tb.start, "", None, traceback=True, cause=tb.cause))
         return found
