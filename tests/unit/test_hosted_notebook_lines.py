@@ -231,6 +231,8 @@ HEALTHY = [
     "An NVIDIA GPU may be present on this machine, but a CUDA-enabled jaxlib is not installed. Falling back to cpu.",
     # huggingface/transformers/issues/27294: tcmalloc large alloc warning while training on a TPU VM; training goes on (slowly).
     "cmalloc: large alloc 13261799424 bytes == 0x53d90000 @  0x7efe22acb680 0x7efe22aec824 0x7efe22aecb8a 0x7efd7854d2dc 0x7efd7343b7e5 0x7efd734462b0 0x7efd734521f7 0x7efd75b16a37 0x7efd733dc26a 0x7efd733dd56e 0x7efd730a3e04 0x7efd73077cbf 0x5f6939 0x5f7506 0x50b8d3 0x570556 0x5697da 0x5f6ec3 0x5f60b2 0x56ccfc 0x5697da 0x5f6ec3 0x59d21e 0x5f62ae 0x56ccfc 0x5697da 0x5f6ec3 0x5f60b2 0x56ccfc 0x5697da 0x5f6ec3",
+    # google-deepmind/tapnet/issues/37: JAX notice: no GPU/TPU found, falling back to CPU.
+    "No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)",
     # cloud-annotations/cloud-annotations/issues/223: TensorFlow GPU init info lines on Colab.
     "2020-09-14 07:25:04.932330: I tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:983] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero\n"
     "2020-09-14 07:25:04.933168: I tensorflow/stream_executor/cuda/cuda_gpu_executor.cc:983] successful NUMA node read from SysFS had negative value (-1), but there must be at least one NUMA node, so returning NUMA node zero\n"
