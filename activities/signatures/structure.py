@@ -240,6 +240,10 @@ _TAIL = re.compile(r"(?:^|[:\];] )([A-Z][\w ,./'-]{2,60}?)[\s.'\">)]*(?: \[Op:\w
 _WHOLE = re.compile(r"^\s*[\w.]*(?:Error|Exception)\w*: ([a-z][\w ,./'-]{2,60}?)[\s.]*(?: \[Op:\w+\])?$")
 
 
+# TensorFlow's file systems report an errno as `IOError(<file name>, errno)` (tsl/platform/errors.h),
+# which joins the file's name to the errno's text with "; ": a path right before "; " says the call
+# was made on a file, so an errno's `on_path` verdict applies.
+_TF_PATH = re.compile(r"(?:^|[\s:])(?:[a-z][\w+.-]*:/)?/?[\w.@+-]+(?:/[\w.@+-]+)+; $")
 # CPython's OSError with a file name (`[Errno 107] Transport endpoint is not connected: '/mnt/x'`,
 # bytes paths as `b'...'`): the call was made on a path, so an errno's `on_path` verdict applies.
 _ON_PATH = re.compile(r"\[Errno -?\d{1,4}\] [^:\n]{2,80}: b?['\"]")
@@ -259,7 +263,14 @@ def errno_fact(text: str) -> Fact | None:
             return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
     elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
-    elif (m := _TAIL.search(text)) or (m := _WHOLE.search(text)):
+    elif m := _TAIL.search(text):
+        fact = _errno_messages().get(m.group(1).lower())
+        entry = table.get(fact.name) if fact is not None else None
+        on_path = entry.fields.get("on_path") if entry is not None and entry.fields is not None else None
+        if fact is not None and on_path and _TF_PATH.search(text, 0, m.start() + 2):
+            what = f"{on_path['description']} (the errno of the message, on a path)"
+            return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
+    elif m := _WHOLE.search(text):
         fact = _errno_messages().get(m.group(1).lower())
     else:
         fact = None
