@@ -252,30 +252,26 @@ _ON_PATH = re.compile(r"\[Errno -?\d{1,4}\] [^:\n]{2,80}: b?['\"]")
 def errno_fact(text: str) -> Fact | None:
     """What the message's errno says, for a class whose message decides (a bare OSError)."""
     table = lookup("errno")
-    fact: Fact | None
+    fact: Fact | None = None
+    on_file = False  # the failed call was made on a file: an entry's `on_path` verdict applies
     if (k := _RUST_KIND.search(text)) and k.group(1) in _rust_kinds():
         fact = _rust_kinds()[k.group(1)]
     elif m := _ERRNO.search(text):
         fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
-        on_path = fact.fields.get("on_path") if fact is not None and fact.fields is not None else None
-        if fact is not None and on_path and m.group(1) and _ON_PATH.match(text, m.start()):
-            what = f"{on_path['description']} (the errno of the message, on a path)"
-            return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
+        on_file = bool(m.group(1)) and _ON_PATH.match(text, m.start()) is not None
     elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
     elif m := _TAIL.search(text):
         fact = _errno_messages().get(m.group(1).lower())
-        entry = table.get(fact.name) if fact is not None else None
-        on_path = entry.fields.get("on_path") if entry is not None and entry.fields is not None else None
-        if fact is not None and on_path and _TF_PATH.search(text, 0, m.start() + 2):
-            what = f"{on_path['description']} (the errno of the message, on a path)"
-            return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
+        on_file = _TF_PATH.search(text, 0, m.start() + 2) is not None
     elif m := _WHOLE.search(text):
         fact = _errno_messages().get(m.group(1).lower())
-    else:
-        fact = None
     if fact is None:
         return None
+    on_path = fact.fields.get("on_path") if on_file and fact.fields is not None else None
+    if on_path:
+        what = f"{on_path['description']} (the errno of the message, on a path)"
+        return Fact(fact.name, what, on_path["category"], bool(on_path["retryable"]), fact.cascade)
     what = f"{fact.description} (the errno of the message)"
     return Fact(fact.name, what, fact.category, fact.retryable, fact.cascade)
 
