@@ -1,8 +1,10 @@
 """Whole excerpts of real logs where the thing that ran the program reports its end: systemd's
 "Main process exited, code=..., status=..." and its OOM results, supervisord's unexpected exits and
-its FATAL give-up, GNU time's "Command terminated by signal N", PM2's app exit and docker inspect's
-exit code (with its OOMKilled field read as it says), each with where it was printed; and the
-alarming but harmless lines the same tools print on a planned stop, which must stay healthy."""
+its FATAL give-up, GNU time's "Command terminated by signal N", PM2's app exit, gitlab-runner's
+service log, docker inspect's exit code (with its OOMKilled field read as it says), CI steps and
+subprocess errors carrying 128+n or -n, each with where it was printed; and the alarming but
+harmless lines the same tools print on a planned stop or for a running container, which must stay
+healthy."""
 
 from __future__ import annotations
 
@@ -269,6 +271,151 @@ FAILURES = [
         False,
         "host-oom-killer",
     ),
+    # numerai/numerai-cli: the CLI's docker run of train.py returned exit status 137 (SIGKILL); no cause in the log.
+    (
+        "https://github.com/numerai/numerai-cli/issues/24",
+        '>   File "c:\\anaconda\\lib\\subprocess.py", line 444, in check_returncode\n'
+        "    raise CalledProcessError(self.returncode, self.args, self.stdout,\n"
+        "subprocess.CalledProcessError: Command 'docker run --rm -it -v C:\\numerai:/opt/app -w /opt/app 105816820129.dkr.ecr.us-east-1.amazonaws.com/numerai-submission python train.py' returned non-zero exit status 137.",
+        "unknown",
+        True,
+        "uncaught-exception",
+    ),
+    # MarvinTeichmann/MultiNet: a subprocess died of signal 11 (CalledProcessError exit status -11).
+    (
+        "https://github.com/MarvinTeichmann/MultiNet/issues/61",
+        "subprocess.CalledProcessError: Command returned non-zero exit status -11",
+        "unknown",
+        True,
+        "uncaught-exception",
+    ),
+    # actions/setup-python: bash reports pytest Killed and the Actions step ends with exit code 137; no OOM line.
+    (
+        "https://github.com/actions/setup-python/issues/350",
+        "  pytest --cov=. --cov-report=xml\n"
+        "  shell: /usr/bin/bash -e {0}\n"
+        "  env:\n"
+        "    pythonLocation: /opt/hostedtoolcache/Python/3.7.12/x64\n"
+        "    LD_LIBRARY_PATH: /opt/hostedtoolcache/Python/3.7.12/x64/lib\n"
+        "============================= test session starts ==============================\n"
+        "platform linux -- Python 3.7.12, pytest-7.0.1, pluggy-1.0.0\n"
+        "rootdir: /home/runner/work/GaNDLF/GaNDLF\n"
+        "plugins: cov-3.0.0\n"
+        "collected 30 items\n"
+        "\n"
+        "/home/runner/work/_temp/0dbe16bb-3052-4a6e-9755-00561fed9f22.sh: line 1:  2930 Killed                  pytest --cov=. --cov-report=xml\n"
+        "testing/test_full.py .......\n"
+        "Error: Process completed with exit code 137.",
+        "unknown",
+        True,
+        "process-killed",
+    ),
+    # broadinstitute/gene-hints: bash reports the python job Killed and the step exits 137; no OOM line.
+    (
+        "https://github.com/broadinstitute/gene-hints/issues/25",
+        "100%|██████████| 180/180 [05:35<00:00,  1.87s/it]\n"
+        "100%|██████████| 180/180 [05:35<00:00,  1.87s/it]/home/runner/work/_temp/3996971a-eb39-4aaf-91b7-d4ed401873fb.sh: line 1:  1619 Killed                  python gene_hints/gene_hints.py\n"
+        "Output to: ./pubmed_citations/data/tmp/prev_timeframe/2021_01_20.tsv\n"
+        "Error: Process completed with exit code 137.",
+        "unknown",
+        True,
+        "process-killed",
+    ),
+    # podman-container-tools/podman: gitlab-runner reports jobs failed with exit code 137 (SIGKILL), no cause logged.
+    (
+        "https://github.com/podman-container-tools/podman/issues/10825",
+        "Apr 17 15:57:31 runner01 gitlab-runner[1701482]: #033[0;33mWARNING: Job failed: exit code 137\n"
+        "Apr 18 09:29:51 runner01 gitlab-runner[1701482]: #033[0;33mWARNING: Job failed: exit code 137\n"
+        "Apr 18 14:13:03 runner01 gitlab-runner[1701482]: #033[0;33mWARNING: Job failed: exit code 137\n"
+        "Apr 19 10:38:03 runner01 gitlab-runner[1701482]: #033[0;33mWARNING: Job failed: exit code 137",
+        "unknown",
+        True,
+        "runner-gitlab-job-failed",
+    ),
+    # kubernetes/kubernetes: docker inspect shows the container exited 137 with OOMKilled false.
+    (
+        "https://github.com/kubernetes/kubernetes/issues/19825",
+        '    "State": {\n'
+        '        "Status": "exited",\n'
+        '        "Running": false,\n'
+        '        "Paused": false,\n'
+        '        "Restarting": false,\n'
+        '        "OOMKilled": false,\n'
+        '        "Dead": false,\n'
+        '        "Pid": 0,\n'
+        '        "ExitCode": 137,\n'
+        '        "Error": "",\n'
+        '        "StartedAt": "2016-02-01T21:50:35.794765356Z",\n'
+        '        "FinishedAt": "2016-02-01T21:50:51.171492914Z"\n'
+        "    },",
+        "unknown",
+        True,
+        "runner-docker-inspect-exit-code",
+    ),
+    # openai/improved-diffusion: the training script is Killed right after it starts training; no cause logged.
+    (
+        "https://github.com/openai/improved-diffusion/issues/74",
+        "python ~/improved-diffusion-main/scripts/image_train.py --data_dir ~/train1000 --image_size 64 --num_channels 128 --num_res_blocks 3 --diffusion_steps 4000 --noise_schedule linear --lr 1e-4 --batch_size 128\n"
+        "Logging to /tmp/openai-2023-02-08-04-54-58-637829\n"
+        "creating model and diffusion...\n"
+        "creating data loader...\n"
+        "training...\n"
+        "Killed",
+        "unknown",
+        True,
+        "process-killed",
+    ),
+    # Supervisor/supervisor: supervisord's program keeps exiting (status 0, not expected) right after each spawn.
+    (
+        "https://github.com/Supervisor/supervisor/issues/1663",
+        "2024-10-30 04:42:49,149 INFO spawned: 'postgresql' with pid 1102\n"
+        "2024-10-30 04:42:49,192 WARN exited: postgresql (exit status 0; not expected)\n"
+        "2024-10-30 04:42:52,532 INFO spawned: 'postgresql' with pid 1288\n"
+        "2024-10-30 04:42:52,567 WARN exited: postgresql (exit status 0; not expected)\n"
+        "2024-10-30 04:42:56,641 INFO spawned: 'postgresql' with pid 1325\n"
+        "2024-10-30 04:42:56,676 WARN exited: postgresql (exit status 0; not expected)\n"
+        "2024-10-30 04:43:02,642 INFO spawned: 'postgresql' with pid 1330\n"
+        "2024-10-30 04:43:02,676 WARN exited: postgresql (exit status 0; not expected)",
+        "unknown",
+        True,
+        "runner-supervisord-unexpected-exit",
+    ),
+    # tranleanh/edn-gtm: a Chinese-locale shell reports the training script killed (已杀死) while loading images; no cause logged.
+    (
+        "https://github.com/tranleanh/edn-gtm/issues/2",
+        "672 2975\n673 2975\n674 2975\n675 2975\n676 2975\n677 2975\n678 2975\n679 2975\n680 2975\n681 2975\n已杀死",
+        "unknown",
+        True,
+        "process-killed",
+    ),
+    # HRNet/HigherHRNet-Human-Pose-Estimation: torch.multiprocessing.spawn reports process 1 terminated with SIGKILL mid-epoch; no cause logged.
+    (
+        "https://github.com/HRNet/HigherHRNet-Human-Pose-Estimation/issues/47",
+        "Epoch: [19][300/7922]\tTime: 0.630s (0.682s)\tSpeed: 12.7 samples/s\tData: 0.000s (0.173s)\tStage0-heatmaps: 1.333e-04 (2.700e-04)\tStage1-heatmaps: 5.821e-05 (1.006e-04)\tStage0-push: 1.250e-04 (2.166e-04)\tStage1-push: 0.000e+00 (0.000e+00)\tStage0-pull: 5.478e-10 (1.137e-09)\tStage1-pull: 0.000e+00 (0.000e+00)\t\n"
+        "Traceback (most recent call last):\n"
+        '  File "tools/dist_train.py", line 425, in <module>\n'
+        "    main()\n"
+        '  File "tools/dist_train.py", line 114, in main\n'
+        "    args=(ngpus_per_node, args, final_output_dir, tb_log_dir)\n"
+        '  File "/home/user/.local/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 171, in spawn\n'
+        "    while not spawn_context.join():\n"
+        '  File "/home/user/.local/lib/python3.6/site-packages/torch/multiprocessing/spawn.py", line 107, in join\n'
+        "    (error_index, name)\n"
+        "Exception: process 1 terminated with signal SIGKILL\n"
+        "/usr/lib/python3.6/multiprocessing/semaphore_tracker.py:143: UserWarning: semaphore_tracker: There appear to be 20 leaked semaphores to clean up at shutdown\n"
+        "  len(cache))",
+        "unknown",
+        True,
+        "torch-spawn-process-signalled",
+    ),
+    # sbinet/go-python: the IDE reports the process finished with exit code 137 (SIGKILL).
+    (
+        "https://github.com/sbinet/go-python/issues/85",
+        "Process finished with exit code 137 (interrupted by signal 9: SIGKILL) ",
+        "unknown",
+        True,
+        "process-killed",
+    ),
 ]
 
 
@@ -305,6 +452,22 @@ HEALTHY = [
     "Nov 18 18:55:15.180071 sonic INFO pmon#supervisord 2020-11-18 18:54:40,933 INFO stopped: rsyslogd (exit status 0)\n"
     "Nov 18 18:55:15.180154 sonic INFO pmon#supervisord 2020-11-18 18:54:40,936 WARN stopped: supervisor-proc-exit-listener (terminated by SIGTERM)\n"
     "Nov 18 18:55:25.190196 sonic INFO pmon#supervisord 2020-11-18 18:55:20,882 INFO exited: start (exit status 0; expected)",
+    # https://github.com/podman-container-tools/podman/issues/20765: podman inspect of a running container (ExitCode 0, OOMKilled false, no finish time).
+    '               "Paused": false,\n'
+    '               "Restarting": false,\n'
+    '               "OOMKilled": false,\n'
+    '               "Dead": false,\n'
+    '               "Pid": 5096,\n'
+    '               "ConmonPid": 5094,\n'
+    '               "ExitCode": 0,\n'
+    '               "Error": "",\n'
+    '               "StartedAt": "2023-11-23T16:47:59.038994811Z",\n'
+    '               "FinishedAt": "0001-01-01T00:00:00Z",\n'
+    '               "Health": {\n'
+    '                    "Status": "",\n'
+    '                    "FailingStreak": 0,\n'
+    '                    "Log": null\n'
+    "               },",
 ]
 
 
