@@ -468,6 +468,27 @@ HEALTHY = [
     '                    "FailingStreak": 0,\n'
     '                    "Log": null\n'
     "               },",
+    # https://github.com/Supervisor/supervisor/issues/321: supervisord asked to exit stops its program (exit status 143 of the SIGTERM it sent), restarts and the program runs again.
+    "2013-10-15 15:45:20,705 WARN received SIGTERM indicating exit request\n"
+    "2013-10-15 15:45:20,764 INFO waiting for queue to die\n"
+    "2013-10-15 15:45:20,810 INFO stopped: queue (exit status 143)\n"
+    "2013-10-15 15:45:22,691 CRIT Supervisor running as root (no user in config file)\n"
+    '2013-10-15 15:45:22,691 WARN Included extra file "/etc/supervisor/conf.d/queue.conf" during parsing\n'
+    "2013-10-15 15:45:22,772 INFO RPC interface 'supervisor' initialized\n"
+    "2013-10-15 15:45:22,772 WARN cElementTree not installed, using slower XML parser for XML-RPC\n"
+    "2013-10-15 15:45:22,772 CRIT Server 'unix_http_server' running without any HTTP authentication checking\n"
+    "2013-10-15 15:45:22,779 INFO daemonizing the supervisord process\n"
+    "2013-10-15 15:45:22,780 INFO supervisord started with pid 19059\n"
+    "2013-10-15 15:45:23,789 INFO spawned: 'queue' with pid 19061\n"
+    "2013-10-15 15:45:25,299 INFO success: queue entered RUNNING state, process has stayed up for > than 1 seconds (startsecs)",
+    # https://github.com/Supervisor/supervisor/issues/1378: supervisord spawns its programs and they enter RUNNING.
+    "2020-10-15 10:21:51,216 INFO spawned: 'sn_ZYF_15M_H1_FS_FO_yuanxicta1' with pid 441023\n"
+    "2020-10-15 10:21:51,217 INFO spawned: 'Ccombine11_yuanxicta1' with pid 441025\n"
+    "2020-10-15 10:21:51,219 INFO spawned: 'hc_ZYF_15M_H1_FS_FO_yuanxicta1' with pid 441026\n"
+    "2020-10-15 10:21:51,220 INFO spawned: 'rb_ZYF_15M_H1_FS_FO_yuanxicta1' with pid 441027\n"
+    "2020-10-15 10:21:51,222 INFO spawned: 'AP_ZYF_3510M_H1_FS_FO_yuanxicta1' with pid 441028\n"
+    "2020-10-15 10:21:52,288 INFO success: bu_ZYF_15M_H1_FS_FO_yuanxicta1 entered RUNNING state, process has stayed up for > than 1 seconds (startsecs)\n"
+    "2020-10-15 10:21:52,288 INFO success: jm_ZYF_15M_H1_FS_FO_yuanxicta1 entered RUNNING state, process has stayed up for > than 1 seconds (startsecs)",
 ]
 
 
