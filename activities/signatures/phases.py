@@ -78,6 +78,23 @@ Openers and closers, as their sources print them:
   the condition` now, as FailedMount events), until the container starts. A pod still waiting at
   the log's end never started: the volume's storage or its attachment to the node failed
   (system_software, retried).
+- Wait notices that a program repeats for as long as its peers do not answer, with no closer of
+  their own (the answer is simply the program's next output): vLLM's message queue between the
+  engine and its workers (vllm/distributed/device_communicators/shm_broadcast.py, MessageQueue's
+  acquire_write and acquire_read: `No available shared memory broadcast block found in 60 seconds.
+  This typically happens when some processes are hanging or doing some time-consuming work ...`
+  every VLLM_RINGBUFFER_WARNING_INTERVAL while a block stays unread or unwritten; older releases
+  `... found in 60 second.` at debug level); TensorFlow 1.x's master creating a session
+  (tensorflow/core/distributed_runtime/master.cc: `CreateSession still waiting for response from
+  worker: /job:ps/replica:0/task:0` every 10 s while a task of the cluster does not answer); a
+  non-chief worker waiting for the chief to initialise the variables (tensorflow/python/training/
+  session_manager.py `wait_for_session`: `Waiting for model to be ready.  Ready_for_local_init_op:
+  ...` every recovery_wait_secs, 30 s). A compilation, a slow chief or a long load print them too
+  and then go on, so only a log that ends on them (`TIGHT_LINES`) was stuck there. What shows the
+  wait over ends it without closing it for good (the next notice is a new wait): any other vLLM
+  record (`INFO 04-15 13:43:42 [monitor.py:76] ...`, a worker's or the engine's next step),
+  TensorFlow's `Start master session` (master_session.cc, the session created) and the session
+  manager's `Running local_init_op.`/`Done running local_init_op.` (the model was ready).
 - NCCL before 2.19 prints no `Init START`: a process's communicator setup shows as its `Trees [0]
   ...` and ring listing (`Channel 00/02 :    0   1`) lines, which NCCL prints only while it sets a
   communicator up (src/graph/connect.cc, src/init.c), and ends with that process's `comm 0x.. rank r
@@ -250,6 +267,14 @@ PATTERNS = [
     (OPEN, r"(?P<ray_pending>)Warning: The following resource request cannot be scheduled right now: "),
     (OPEN, r"The (?:actor or task|lease) with ID \w+ (?P<ray_pending>)cannot be scheduled right now\. It requires "),
     (OPEN, r"(?P<ray_infeasible>)Error: No available node types can fulfill resource request"),
+    # Wait notices repeated while the peers do not answer (the docstring; read with TIGHT_LINES).
+    (OPEN, r"(?P<vllm_shm>)No available shared memory broadcast block found ?in \d+ seconds?\b"),
+    (OPEN, r"(?P<tf_session>)CreateSession still waiting for response from worker: /job:"),
+    (OPEN, r"(?P<tf_model_ready>)Waiting for model to be ready\.\s+Ready_for_local_init_op:"),
+    # Any vLLM record answers the engine's wait but the notice itself (`Phases.line` tells them apart).
+    (CLOSE, r"(?P<vllm_shm>)\b(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d [\d:]{8}(?:\.\d+)? \[?[\w.-]+\.py:\d+\] "),
+    (CLOSE, r"(?P<tf_session>)\bStart master session \w+"),
+    (CLOSE, r"(?P<tf_model_ready>)\b(?:Done running|Running) local_init_op\."),
     # The autoscaler's status report (`ray status`, autoscaler/_private/util.py) lists the requests
     # still waiting under "Demands:": `{'GPU': 1.0}: 1+ pending tasks/actors`, `{...} * 8 (PACK): 1+
     # pending placement groups`. Part of the wait's output, not a wait of its own (a cluster that
@@ -304,6 +329,9 @@ PATTERNS = [
 # The log must end this close to the phase's last line: a stuck job prints nothing more, and a
 # log that goes on after it (other output, a later phase) was not stuck there.
 TAIL_LINES = 10
+# A wait notice that repeats while the wait lasts (_TIGHT) must be the log's end: at most this many
+# lines (blank lines, a launcher's own line) may follow its last one.
+TIGHT_LINES = 2
 
 
 def _hang(id: str, description: str, category: SignatureCategory = "unknown", *, retryable: bool = True) -> Signature:
@@ -374,6 +402,13 @@ K8S_IMAGE = _hang(
     "the pod cannot start; the image's name or tag, or the credentials for its registry, are wrong",
     "application",
     retryable=False,
+)
+WAITING = _hang(
+    "stuck-waiting-for-peers",
+    "the log ends while the program keeps reporting that its other processes do not answer (vLLM's "
+    "engine waiting for its workers, TensorFlow's master for a worker or parameter server task, a "
+    "worker for the chief to initialise the model): they hang or never started, and the log does not "
+    "say why",
 )
 K8S_MOUNT = _hang(
     "stuck-mounting-volumes",
@@ -569,6 +604,7 @@ class Phases:
         self.ended: set[str] = set()
         self.overcounted: set[str] = set()  # store-based barriers whose count passed the world size
         self.last_line = 0
+        self.tight: dict[str, int] = {}  # the last line of each open _TIGHT phase
         self.startup = Startup()
 
     def line(self, match: LineMatch) -> None:
@@ -584,6 +620,10 @@ class Phases:
                 self.last_line = match.line
             return
         name = _name(match)
+        if match.pattern == CLOSE and name in _TIGHT:
+            if not _NOTICE.search(match.text):
+                self.open.pop(name, None)  # the wait is over; the next notice is a new one
+            return
         if match.pattern == CLOSE:
             if name == "barrier":  # an older PyTorch names no key: every barrier is done
                 self.ended.update(n for n in self.open if n.startswith("barrier"))
@@ -592,6 +632,8 @@ class Phases:
         elif name not in self.ended:
             self.open.setdefault(name, match)
             self.last_line = match.line
+            if name in _TIGHT:
+                self.tight[name] = match.line
             if name.startswith("barrier") and overcounted(match.text):
                 self.overcounted.add(name)
 
@@ -604,6 +646,7 @@ class Phases:
         self.open.clear()
         self.ended.clear()
         self.overcounted.clear()
+        self.tight.clear()
         self.startup.progress()
 
     def verdict(self, lines: int) -> tuple[LineMatch, Signature] | None:
@@ -619,10 +662,15 @@ class Phases:
         of the last phase line; an open phase of `_TELLING` speaks before it."""
         if not self.open or lines - self.last_line > TAIL_LINES:
             return None
+        # A repeated wait notice followed by other output was a wait that ended (or one that is
+        # not the log's end): it says nothing of where the log stopped.
+        still = {n: m for n, m in self.open.items() if n not in _TIGHT or lines - self.tight[n] <= TIGHT_LINES}
+        if not still:
+            return None
         for name in _TELLING:
-            if name in self.open:
-                return self.open[name]
-        return min(self.open.values(), key=lambda m: m.line)
+            if name in still:
+                return still[name]
+        return min(still.values(), key=lambda m: m.line)
 
 
 _PHASE_GROUPS = (
@@ -640,6 +688,9 @@ _PHASE_GROUPS = (
     "k8s_pending",
     "k8s_image",
     "k8s_mount",
+    "vllm_shm",
+    "tf_session",
+    "tf_model_ready",
 )
 # What a phase other than the generic "stuck there" means, by its name.
 _MEANINGS = {
@@ -650,7 +701,14 @@ _MEANINGS = {
     "k8s_unfit": K8S_UNFIT,
     "k8s_image": K8S_IMAGE,
     "k8s_mount": K8S_MOUNT,
+    "vllm_shm": WAITING,
+    "tf_session": WAITING,
+    "tf_model_ready": WAITING,
 }
+# Repeated wait notices: stuck only when the log ends on them (TIGHT_LINES).
+_TIGHT = frozenset(("vllm_shm", "tf_session", "tf_model_ready"))
+# vLLM's notice is a vLLM record too: it does not answer itself.
+_NOTICE = re.compile(r"No available shared memory broadcast block found")
 # Phases that say more than the one that opened first: a process still retrying to reach a host
 # says what the phases it sits in (NCCL 2.24+ retries inside its communicator's init) wait for;
 # the autoscaler's "would not fit on a new node" says why the pod the scheduler could not place
