@@ -1,8 +1,9 @@
 """Real lines where a dataset or checkpoint store's own file format fails under a training job, and
 the text the library puts in its error decides whose fault it is: HDF5's bottom-of-stack
 description that h5py puts in parentheses (tables/hdf5.yaml), the errno HDF5's file drivers put in
-that text (structure.errno_fact), and LMDB's return-code messages (tables/lmdb.yaml). Each excerpt
-names the public thread that printed it; healthy excerpts that must stay healthy are at the end."""
+that text (structure.errno_fact), LMDB's return-code messages (tables/lmdb.yaml) and safetensors'
+header errors (catalog: safetensors-header-unreadable). Each excerpt names the public thread that
+printed it; healthy excerpts that must stay healthy are at the end."""
 
 from __future__ import annotations
 
@@ -51,6 +52,17 @@ FAILED = [
         "OSError: Unable to create file (file locking disabled on this file system (use HDF5_USE_FILE_LOCKING"
         " environment variable to override), errno = 38, error message = 'Function not implemented')",
         ("uncaught-exception", "system_software", False),
+    ),
+    # comfyanonymous/ComfyUI_bitsandbytes_NF4#34: a checkpoint loader prints safetensors' header error
+    # without its class; the file is cut short
+    (
+        "Error occurred when executing CheckpointLoaderNF4:\n\n"
+        "Error while deserializing header: MetadataIncompleteBuffer\n\n"
+        'File "/mnt/workspace/ComfyUI/comfy/utils.py", line 34, in load_torch_file\n'
+        "sd = safetensors.torch.load_file(ckpt, device=device.type)\n"
+        'File "/usr/local/lib/python3.10/site-packages/safetensors/torch.py", line 311, in load_file\n'
+        'with safe_open(filename, framework="pt", device=device) as f:',
+        ("safetensors-header-unreadable", "application", False),
     ),
     # BVLC/caffe#2128: Caffe's convert_imageset fills the LMDB map it opened
     (
