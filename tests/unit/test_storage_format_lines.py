@@ -2,8 +2,9 @@
 the text the library puts in its error decides whose fault it is: HDF5's bottom-of-stack
 description that h5py puts in parentheses (tables/hdf5.yaml), the errno HDF5's file drivers put in
 that text (structure.errno_fact), LMDB's return-code messages (tables/lmdb.yaml) and safetensors'
-header errors (catalog: safetensors-header-unreadable). Each excerpt names the public thread that
-printed it; healthy excerpts that must stay healthy are at the end."""
+header errors (catalog: safetensors-header-unreadable); and the status an object store's SDK
+quotes (tables/http_status.yaml). Each excerpt names the public thread that printed it; healthy
+excerpts that must stay healthy are at the end."""
 
 from __future__ import annotations
 
@@ -63,6 +64,15 @@ FAILED = [
         'File "/usr/local/lib/python3.10/site-packages/safetensors/torch.py", line 311, in load_file\n'
         'with safe_open(filename, framework="pt", device=device) as f:',
         ("safetensors-header-unreadable", "application", False),
+    ),
+    # microsoft/azure-vhd-utils#52: Azure Storage's Go SDK quotes the status Azure answered a block
+    # upload with (503 ServerBusy: the account throttled it)
+    (
+        "Effective upload size: 27092.00 MB (from 28612.00 MB originally)\n"
+        " {29808918528, 29811015679}: storage: service returned error: StatusCode=503, ErrorCode=ServerBusy,"
+        " ErrorMessage=The server is busy.\n"
+        "Upload Incomplete: Some blocks of the VHD failed to upload, rerun the command to upload those blocks",
+        ("http-status-503", "network", True),
     ),
     # BVLC/caffe#2128: Caffe's convert_imageset fills the LMDB map it opened
     (
