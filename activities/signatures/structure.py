@@ -218,10 +218,15 @@ def check_fact(code: str) -> Fact | None:
 # (`Address already in use (os error 98)`, library/std/src/io/error.rs), as the Rust parts of
 # Python packages (torchft, safetensors, tokenizers) pass it on; its Debug form, which a `{e:?}`
 # prints (safetensors' "Error while serializing: IoError(Os { code: 28, kind: StorageFull, ... })"),
-# names the number as `Os { code: 28` (the same file's `impl fmt::Debug for Repr`).
+# names the number as `Os { code: 28` (the same file's `impl fmt::Debug for Repr`). HDF5's file
+# drivers put the errno of a failed open, lock or truncate into their error's text (src/H5FDsec2.c:
+# "unable to open file: name = '%s', errno = %d, error message = '%s', ..."), which h5py passes on in
+# its OSError (`Unable to open file (unable to open file: name = 'x.h5', errno = 2, error message =
+# 'No such file or directory', ...)`, `(unable to lock file, errno = 37, error message = 'No locks
+# available')`).
 _ERRNO = re.compile(
     r"\[Errno (-?\d{1,4})\]|\berrno: (-?\d{1,4}) - |\bname: (E[A-Z0-9_]{2,15})\b|\(os error (\d{1,4})\)"
-    r"|\bOs \{ code: (\d{1,4}),"
+    r"|\bOs \{ code: (\d{1,4}),|\berrno = (\d{1,4}), error message = '"
 )
 # The Debug form also names the error's std::io::ErrorKind, which Rust decodes from the OS code
 # (library/std/src/sys/pal/unix/mod.rs `decode_error_kind`; the Windows twin decodes Windows'
@@ -257,7 +262,7 @@ def errno_fact(text: str) -> Fact | None:
     if (k := _RUST_KIND.search(text)) and k.group(1) in _rust_kinds():
         fact = _rust_kinds()[k.group(1)]
     elif m := _ERRNO.search(text):
-        fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5))
+        fact = table.get(m.group(1) or m.group(2) or m.group(3) or m.group(4) or m.group(5) or m.group(6))
         on_file = bool(m.group(1)) and _ON_PATH.match(text, m.start()) is not None
     elif (m := _MESSAGE_NUMBER.search(text)) and (found := _errno_messages().get(m.group(1).lower())):
         fact = found if found is table.get(m.group(2)) else None
