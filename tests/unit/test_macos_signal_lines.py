@@ -122,6 +122,31 @@ FAILURES = [
         False,
         "objc-fork-initialize-crash",
     ),
+    # lakshayg/tensorflow-build-archived issue 6: TensorFlow's CPU feature check, then the abort;
+    # the binary's missing instructions are the cause.
+    (
+        "https://github.com/lakshayg/tensorflow-build-archived/issues/6",
+        "    2017-07-11 22:23:19.310625: F tensorflow/core/platform/cpu_feature_guard.cc:35] The TensorFlow library"
+        " was compiled to use FMA instructions, but these aren't available on your machine.\n"
+        "    Abort trap: 6",
+        "system_software",
+        True,
+        "tensorflow-cpu-feature-missing",
+    ),
+    # pytorch/pytorch issue 46648: DataLoader workers under spawn on macOS without the main guard.
+    (
+        "https://github.com/pytorch/pytorch/issues/46648",
+        "...\n"
+        "RuntimeError:\n"
+        "        An attempt has been made to start a new process before the\n"
+        "        current process has finished its bootstrapping phase.\n"
+        "...\n"
+        "RuntimeError: DataLoader worker (pid 88201) exited unexpectedly with exit code 1. Details are lost due to"
+        " multiprocessing. Rerunning with num_workers=0 may give better error trace.",
+        "application",
+        False,
+        "multiprocessing-spawn-main-guard",
+    ),
 ]
 
 
