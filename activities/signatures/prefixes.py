@@ -41,7 +41,10 @@ _RANK = re.compile(r"\[rank(\d{1,6})\]:")
 # PyTorch names the rank inside its own messages: `[Rank 1] NCCL watchdog thread terminated with
 # exception: ...`, `[PG ID 1 PG GUID 1 Rank 19] Process group watchdog ...`. For a root cause
 # that is the rank that hit the error (for a timeout it is a victim, but cascades do not use it).
-_MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]{0,40}?)?Rank (\d{1,6})\]")
+# MPICH's own abort (ch4 MPID_Abort, src/mpid/ch4/src/ch4_globals.c) writes "Abort(<code>) on
+# node <n> (rank <r> in comm <id>): ...", where "node" is the process's rank in MPI_COMM_WORLD
+# (MPIR_Process.rank), not a host: Intel MPI and MPICH on Aurora print it so.
+_MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]{0,40}?)?Rank (\d{1,6})\]|\bAbort\(-?\d{1,12}\) on node (\d{1,7}) \(rank \d")
 _LOCAL = re.compile(r"\[default(\d{1,4})\]:")
 # The NVIDIA driver's messages about one GPU: `NVRM: GPU0 ...` (open-gpu-kernel-modules'
 # per-GPU NV_PRINTF prefix), `NVRM: GPU 0000:3b:00.0: ...` and `NVRM: GPU at PCI:0000:3b:00: ...`.
@@ -130,8 +133,10 @@ _LIBRARY_WARNING = re.compile(
 # alone, so `NCCL_DEBUG=INFO` and `TORCH_DISTRIBUTED_DEBUG` in a message are not a level; set off
 # by spaces, brackets or colons only, as Python's formats do: Go's zap console encoder separates
 # its fields by tabs (`1.7e+09\tDEBUG\tevents\t...`), and a Kubernetes controller records the
-# failures of the pods it supervises as DEBUG events, which are failures all the same.
-_DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])DEBUG(?:[\]|:]| -? ?)")
+# failures of the pods it supervises as DEBUG events, which are failures all the same. HPE Cray
+# MPICH's GPU transport layer tags the GPU runtime errors it hits `(GTL DEBUG: <n>) ...`: a
+# failed call that aborts the MPI operation, not a debug record.
+_DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])(?<!\(GTL )DEBUG(?:[\]|:]| -? ?)")
 _LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
 
 
