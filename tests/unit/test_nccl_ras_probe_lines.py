@@ -231,6 +231,19 @@ def test_ras_monitor_names_the_dead_process_node() -> None:
     assert (found.evidence[0].signature, found.implicated.nodes) == ("nccl-ras-process-dead", ["172.16.64.245"])
 
 
+def test_ras_report_names_the_node_of_the_dead_process() -> None:
+    # NCCL's RAS guide: the DEAD block's next line says which process on which node is gone.
+    found = diagnose(
+        "Errors\n"
+        "======\n"
+        "\n"
+        "DEAD\n"
+        "  1 job process is considered dead (unreachable via the RAS network)\n"
+        "  Process 3487984 on node 172.16.64.213 managing GPU 5\n"
+    )
+    assert (found.evidence[0].signature, found.implicated.nodes) == ("nccl-ras-process-dead", ["172.16.64.213"])
+
+
 HEALTHY = [
     # Oneflow-Inc/oneflow pull 9115: no IB device, NCCL falls back to sockets.
     (
