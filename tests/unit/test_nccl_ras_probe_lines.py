@@ -156,6 +156,25 @@ FAILURES = [
         True,
         "nccl-remote-error",
     ),
+    # google-deepmind/mujoco_warp issue 425: Warp unloads a module while XLA captures a CUDA graph;
+    # the capture is invalidated and training fails.
+    (
+        "https://github.com/google-deepmind/mujoco_warp/issues/425",
+        (
+            "Warp CUDA error 900: operation not permitted when stream is capturing (in function wp_cuda_unload_module, /builds/omniverse/warp/warp/native/warp.cu:3947)\n"
+            "Warp CUDA error 900: operation not permitted when stream is capturing (in function wp_cuda_unload_module, /builds/omniverse/warp/warp/native/warp.cu:3947)\n"
+            "Warp CUDA error 900: operation not permitted when stream is capturing (in function wp_cuda_unload_module, /builds/omniverse/warp/warp/native/warp.cu:3947)\n"
+            "2025-06-27 14:26:46.635982: E external/xla/xla/stream_executor/cuda/[cuda_command_buffer.cc:772](http://cuda_command_buffer.cc:772/)] CUDA error: Failed to destroy CUDA graph: CUDA_ERROR_INVALID_VALUE: invalid argument\n"
+            "E0627 14:26:46.636043  681062 [pjrt_stream_executor_client.cc:2916](http://pjrt_stream_executor_client.cc:2916/)] Execution of replica 0 failed: INTERNAL: CUDA error: Failed to end stream capture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: operation failed due to a previous error during capture\n"
+            "ERROR:__main__:Training failed with error: INTERNAL: CUDA error: Failed to end stream capture: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: operation failed due to a previous error during capture\n"
+            "ERROR:__main__:Full traceback:\n"
+            "Traceback (most recent call last):\n"
+        ),
+        "crash",
+        "application",
+        False,
+        "cuda-stream-capture-unsupported",
+    ),
     # NCCL's RAS guide: the report after RAS gave up reconnecting to the stopped process.
     (
         RAS_GUIDE,
@@ -307,6 +326,20 @@ HEALTHY = [
         "axon:5019:5088 [0] NCCL INFO Imported shareable buffer device 0 size 2097152 ptr 0x7f94f3600000\n"
         "axon:5019:5088 [0] NCCL INFO Connected all trees\n"
         "axon:5019:5088 [0] NCCL INFO   Algorithm   |                            Tree                  |                            Ring                  |                   CollNetDirect                  |\n"
+    ),
+    # sgl-project/sglang issue 17402: TP workers finish their distributed init, skip an optional
+    # model module's import error and load weights.
+    (
+        "[2026-01-20 02:40:10 DP0 TP0] Init torch distributed ends. mem usage=0.29 GB\n"
+        "[2026-01-20 02:40:10 DP0 TP1] Init torch distributed ends. mem usage=0.29 GB\n"
+        "[2026-01-20 02:40:10 DP0 TP0] MOE_RUNNER_BACKEND is not initialized, the backend will be automatically selected\n"
+        "[2026-01-20 02:40:10 DP0 TP1] Initializing MLIR with module: _site_initialize_0\n"
+        "[2026-01-20 02:40:10 DP0 TP1] Registering dialects from initializer <module 'cutlass._mlir._mlir_libs._site_initialize_0' from '/opt/conda/lib/python3.10/site-packages/nvidia_cutlass_dsl/python_packages/cutlass/_mlir/_mlir_libs/_site_initialize_0.cpython-310-x86_64-linux-gnu.so'>\n"
+        "[2026-01-20 02:40:10 DP0 TP0] Initializing MLIR with module: _site_initialize_0\n"
+        "[2026-01-20 02:40:10 DP0 TP0] Registering dialects from initializer <module 'cutlass._mlir._mlir_libs._site_initialize_0' from '/opt/conda/lib/python3.10/site-packages/nvidia_cutlass_dsl/python_packages/cutlass/_mlir/_mlir_libs/_site_initialize_0.cpython-310-x86_64-linux-gnu.so'>\n"
+        "[2026-01-20 02:40:11 DP0 TP1] Ignore import error when loading sglang.srt.models.mindspore: name 'ms' is not defined\n"
+        "[2026-01-20 02:40:11 DP0 TP0] Ignore import error when loading sglang.srt.models.mindspore: name 'ms' is not defined\n"
+        "[2026-01-20 02:40:11 DP0 TP0] Load weight begin.\n"
     ),
     # NCCL's RAS guide: a job progressing normally (every communicator RUNNING and OK).
     (
