@@ -88,6 +88,28 @@ FAILURES = [
         True,
         "nccl-heartbeat-monitor",
     ),
+    # sgl-project/sglang issue 28396: PyTorch 2.7+'s heartbeat monitor (a class since
+    # pytorch/pytorch#153977) loses the store; the stack of its failed read names the new loop.
+    (
+        "https://github.com/sgl-project/sglang/issues/28396",
+        "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:679 (most recent call"
+        " first):\n"
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>,"
+        " std::allocator<char> >) + 0x9d (0x7b0fd3f7305d in /usr/local/lib/python3.12/dist-packages/torch/lib/libc10.so)\n"
+        "frame #1: <unknown function> + 0x6a91532 (0x7b0e0dba5532 in"
+        " /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cpu.so)\n"
+        "frame #2: c10d::TCPStore::check(std::vector<std::__cxx11::basic_string<char, std::char_traits<char>,"
+        " std::allocator<char> >, std::allocator<std::__cxx11::basic_string<char, std::char_traits<char>,"
+        " std::allocator<char> > > > const&) + 0x273 (0x7b0e0dba3413 in"
+        " /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cpu.so)\n"
+        "frame #3: c10d::ProcessGroupNCCL::HeartbeatMonitor::runLoop() + 0x4a5 (0x7b0df038f8c5 in"
+        " /usr/local/lib/python3.12/dist-packages/torch/lib/libtorch_cuda.so)\n"
+        "frame #4: <unknown function> + 0xecdb4 (0x7b10613d1db4 in /usr/lib/x86_64-linux-gnu/libstdc++.so.6)",
+        "crash",
+        "network",
+        True,
+        "torch-heartbeat-store-lost",
+    ),
     # pytorch/pytorch issue 156535: FSDP2 left an embedding unsharded; DTensor refuses the mix.
     (
         "https://github.com/pytorch/pytorch/issues/156535",
