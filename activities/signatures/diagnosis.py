@@ -579,20 +579,24 @@ class LogDiagnoser:
         self.progress_lines += 1
         self.last_progress = record
         self._phases.progress()
-        self._survive(record.step)
-        if record.loss is not None and math.isfinite(record.loss):
-            self._loss_recovered(record)
+        self._survive(record)
         if record.step is not None:
             self.max_step = max(self.max_step, record.step)
         self._pace.add(record)
         return record
 
-    def _survive(self, step: int | None) -> None:
-        """Drop the matches that this progress shows the run got past."""
+    def _survive(self, record: ProgressRecord) -> None:
+        """Drop the matches that this progress shows the run got past: enough later steps, or
+        (LOSS_NOT_FINITE) a finite loss after a NaN or infinite one an earlier progress line of the
+        same writer reported, which was one bad interval, not a diverged run."""
+        step = record.step
+        finite = record.loss is not None and math.isfinite(record.loss)
         kept = []
         for c in self._pending:
             if c.signature.replays_tail:
                 kept.append(c)  # what follows it is the ended job's own output, quoted
+                continue
+            if finite and c.on_progress and c.signature.id == LOSS_NOT_FINITE and self._same_writer(c, record):
                 continue
             if step is None:
                 c.later_stepless += 1
@@ -602,19 +606,9 @@ class LogDiagnoser:
                 kept.append(c)
         self._pending = kept
 
-    def _loss_recovered(self, record: ProgressRecord) -> None:
-        """A progress line reports a finite loss: a NaN or infinite loss an earlier progress line
-        of the same writer reported was one bad interval, not a diverged run (LOSS_NOT_FINITE)."""
-        self._pending = [
-            c
-            for c in self._pending
-            if not (
-                c.signature.id == LOSS_NOT_FINITE
-                and c.on_progress
-                and (record.line or 0) > c.match.line
-                and line_rank(c.match.text) == record.rank
-            )
-        ]
+    @staticmethod
+    def _same_writer(candidate: _Candidate, record: ProgressRecord) -> bool:
+        return (record.line or 0) > candidate.match.line and line_rank(candidate.match.text) == record.rank
 
     # --- the verdict -----------------------------------------------------------------------
 
@@ -660,9 +654,10 @@ class LogDiagnoser:
         causes: set[int] = set()  # the exception lines cut tracebacks were raised from
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
-            fallbacks = self._unfinished(max(tail, progressed))
+            unfinished = self._tracebacks.unfinished(max(tail, progressed))
+            fallbacks = self._unfinished(unfinished)
             cut = bool(fallbacks)
-            causes = {u.cause for u in self._tracebacks.unfinished(max(tail, progressed)) if u.cause is not None}
+            causes = {u.cause for u in unfinished if u.cause is not None}
         # Fallbacks alone, and none says more than "unknown": the log may name the cause elsewhere.
         unexplained = not roots and bool(fallbacks) and all(c.signature.category == "unknown" for c in fallbacks)
         if unexplained:
@@ -756,10 +751,10 @@ class LogDiagnoser:
             elif c.signature.id != cancelled:
                 c.signature = c.signature.model_copy(update={"category": "unknown", "retryable": True})
 
-    def _unfinished(self, after: int) -> list[_Candidate]:
+    def _unfinished(self, unfinished: Sequence[Uncaught]) -> list[_Candidate]:
         """A log that ends inside a traceback (cut off before its exception line) died of it."""
         found = []
-        for uncaught in self._tracebacks.unfinished(after):
+        for uncaught in unfinished:
             signature = uncaught_signature(uncaught)
             if not signature.cascade:
                 writer = self._writer(uncaught.match)

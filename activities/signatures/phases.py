@@ -189,6 +189,8 @@ _K8S_PLACED = r"(?:Successfully assigned \S+ to |pod triggered scale-up|\bTrigge
 # The kubelet got a container's image (pulled it, or found it on the node).
 _K8S_PULLED = r"(?:Successfully pulled image |Container image \"[^\"]*\" already present on machine|" + _STARTED + ")"
 _NCCL_PROCESS = r"(?P<nccl_proc>[\w.-]+:\d+):\d+ \[\d+\] NCCL INFO "
+# vLLM's wait notice (the docstring); `_NOTICE` tells it from the other vLLM records that end the wait.
+_VLLM_SHM_NOTICE = "No available shared memory broadcast block found"
 PATTERNS = [
     (OPEN, r"Waiting in store based barrier to initialize process group for rank: \d+, key: (?P<barrier>\S+?),? \("),
     # faulthandler.dump_traceback_later's deadline passed (Modules/faulthandler.c: "Timeout (%s)!"
@@ -268,7 +270,7 @@ PATTERNS = [
     (OPEN, r"The (?:actor or task|lease) with ID \w+ (?P<ray_pending>)cannot be scheduled right now\. It requires "),
     (OPEN, r"(?P<ray_infeasible>)Error: No available node types can fulfill resource request"),
     # Wait notices repeated while the peers do not answer (the docstring; read with TIGHT_LINES).
-    (OPEN, r"(?P<vllm_shm>)No available shared memory broadcast block found ?in \d+ seconds?\b"),
+    (OPEN, r"(?P<vllm_shm>)" + _VLLM_SHM_NOTICE + r" ?in \d+ seconds?\b"),
     (OPEN, r"(?P<tf_session>)CreateSession still waiting for response from worker: /job:"),
     (OPEN, r"(?P<tf_model_ready>)Waiting for model to be ready\.\s+Ready_for_local_init_op:"),
     # Any vLLM record answers the engine's wait but the notice itself (`Phases.line` tells them apart).
@@ -708,7 +710,7 @@ _MEANINGS = {
 # Repeated wait notices: stuck only when the log ends on them (TIGHT_LINES).
 _TIGHT = frozenset(("vllm_shm", "tf_session", "tf_model_ready"))
 # vLLM's notice is a vLLM record too: it does not answer itself.
-_NOTICE = re.compile(r"No available shared memory broadcast block found")
+_NOTICE = re.compile(_VLLM_SHM_NOTICE)
 # Phases that say more than the one that opened first: a process still retrying to reach a host
 # says what the phases it sits in (NCCL 2.24+ retries inside its communicator's init) wait for;
 # the autoscaler's "would not fit on a new node" says why the pod the scheduler could not place
