@@ -7,7 +7,7 @@
 1. `recovery diagnose` on `tests/corpus/` (README there): found, false alarms, retryable,
    category and culprit, for the development and the held-out part, side by side with "retry
    everything" (every log a retryable failure); then per labelled category, and the confusion
-   matrix of categories. `--misses` lists the development part's misses only, `--confusion` the
+   matrices of categories and of symptoms. `--misses` lists the development part's misses only, `--confusion` the
    development part's wrong (label -> diagnosed) category pairs and retryable verdicts, most
    frequent first, with their files: the held-out part is never read for tuning.
 2. Stragglers: `benchmarks/straggler_quality.py` (recall by drop size, false alarms, delay).
@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.corpus.scoring import CATEGORIES, PARTS, Scores, load, score  # noqa: E402
+from tests.corpus.scoring import CATEGORIES, PARTS, SYMPTOMS, Scores, load, score  # noqa: E402
 
 TARGETS = {"found": 0.92, "false_alarms": 1 / 80, "retryable": 0.88, "category": 0.80, "culprit": 0.65}
 
@@ -55,6 +55,7 @@ def quality(show_misses: bool, show_confusion: bool = False) -> None:
         print(f"| {name} | " + " | ".join(cells) + f" | {base} | {goal} |")
     for part in PARTS:
         _per_category(part, results[part])
+        _per_symptom(part, results[part])
     if show_confusion:
         _confusion(results["dev"])
     if show_misses:
@@ -88,6 +89,16 @@ def _per_category(part: str, s: Scores) -> None:
     print("|---" * (len(CATEGORIES) + 2) + "|")
     for label in CATEGORIES:
         row = [s.confusion[(label, got)] for got in CATEGORIES]
+        if sum(row):
+            print(f"| {label} | {sum(row)} | " + " | ".join(str(n) if n else "." for n in row) + " |")
+
+
+def _per_symptom(part: str, s: Scores) -> None:
+    print(f"\n### {part}: labelled symptom (rows) against diagnosed symptom (columns)\n")
+    print("| label | n | " + " | ".join(SYMPTOMS) + " |")
+    print("|---" * (len(SYMPTOMS) + 2) + "|")
+    for label in SYMPTOMS:
+        row = [s.symptoms[(label, got)] for got in SYMPTOMS]
         if sum(row):
             print(f"| {label} | {sum(row)} | " + " | ".join(str(n) if n else "." for n in row) + " |")
 

@@ -32,12 +32,24 @@ SYMPTOMS = (*get_args(SymptomKind), "none")
 CATEGORIES = (*get_args(Category), "none")
 CULPRIT_KINDS = ("nodes", "ranks", "gpus", "peers")
 HELD_OUT_PERCENT = 30
+# Repositories GitHub renamed: the old name's threads redirect to the new one, so both names are
+# one project and must land in one part (the old names hash to the other part for some).
+RENAMED = {
+    "google/jax": "jax-ml/jax",
+    "microsoft/deepspeed": "deepspeedai/deepspeed",
+    "lightning-ai/lightning": "lightning-ai/pytorch-lightning",
+    "pytorchlightning/pytorch-lightning": "lightning-ai/pytorch-lightning",
+    "kubeflow/training-operator": "kubeflow/trainer",
+    "hiyouga/llama-factory": "hiyouga/llamafactory",
+}
 
 
 def part_of(project: str) -> str:
-    """The part a project's excerpts belong to: a fixed hash of its name, so the split depends
-    on nothing in the logs, and a project's later excerpts land where its first ones did."""
-    bucket = int(hashlib.sha256(project.strip().lower().encode()).hexdigest()[:8], 16) % 100
+    """The part a project's excerpts belong to: a fixed hash of its (current) name, so the split
+    depends on nothing in the logs, and a project's later excerpts land where its first ones did."""
+    name = project.strip().lower()
+    name = RENAMED.get(name, name)
+    bucket = int(hashlib.sha256(name.encode()).hexdigest()[:8], 16) % 100
     return "heldout" if bucket < HELD_OUT_PERCENT else "dev"
 
 
@@ -131,10 +143,12 @@ class Scores:
     with_culprit: int = 0
     culprit_right: int = 0
     confusion: Counter[tuple[str, str]] = field(default_factory=Counter)  # (label, diagnosed) categories
+    symptoms: Counter[tuple[str, str]] = field(default_factory=Counter)  # (label, diagnosed) symptoms
     misses: list[tuple[Excerpt, Mapping[str, Any], str]] = field(default_factory=list)
 
     def add(self, item: Excerpt, result: Mapping[str, Any]) -> None:
         self.confusion[(item.category, result["category"])] += 1
+        self.symptoms[(item.symptom, result["symptom"])] += 1
         wrong: list[str] = []
         if not item.failed:
             self.healthy += 1
