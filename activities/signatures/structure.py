@@ -120,6 +120,11 @@ PATTERNS = [
         r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r")(?:\((?P<inner>\w+)\))?"
         r"(?::\s[^\n]*|:?\s*(?:\[repeated \d+x across cluster\]\s*)?)$",
     ),
+    # TensorFlow 1.x ends the message of an error a session run raised with the op's creation
+    # stack and then the class and message again, unqualified (`InvalidArgumentError (see above
+    # for traceback): Assign requires shapes of both tensors to match. ...`): the line a log keeps
+    # when the traceback's own exception line, above the op's stack, is cut or scrolled away.
+    ("struct:exception", r"^" + _PREFIX + r"(?P<exc>" + _CLASS + r") \(see above for traceback\): \S"),
     # The JVM's default handler for an exception no code caught prints the thread's name before it
     # (java.lang.ThreadGroup.uncaughtException: `Exception in thread "<name>" ` and then the
     # throwable's toString, `java.lang.OutOfMemoryError: Java heap space`), then its stack. Python's
