@@ -1,10 +1,12 @@
 """Whole excerpts of real logs where the job's own configuration, paths or inputs were refused by
 a tool that says so in its own words, with no exception class that would: Hydra's compact report
-of an override it could not merge and OmegaConf's refusal of a key a struct config lacks, Windows
-refusing a path the program built (WinError 123), TensorFlow's TensorShape aborting on a shape
-it was given, and TensorFlow 1.x's `<Class> (see above for traceback):` line left when the
-traceback's own exception line is cut. And the alarming but harmless lines the same tools print
-(deprecation and version warnings, weights a checkpoint did not fill), which must stay healthy."""
+of an override it could not merge and OmegaConf's refusal of a key a struct config lacks,
+accelerate's FSDP plugin finding no layer class its config names, a subcommand's argparse
+refusal, Windows refusing a path the program built (WinError 123), TensorFlow's TensorShape
+aborting on a shape it was given, and TensorFlow 1.x's `<Class> (see above for traceback):` line
+left when the traceback's own exception line is cut. And the alarming but harmless lines the same
+tools print (deprecation and version warnings, weights a checkpoint did not fill), which must
+stay healthy."""
 
 from __future__ import annotations
 
@@ -105,6 +107,26 @@ FAILURES = [
         False,
         "uncaught-exception",
     ),
+    # netease-youdao/BCEmbedding issue 66: accelerate's FSDP plugin finds no layer class the
+    # config names (a bare Exception; the issue quotes the line).
+    (
+        "https://github.com/netease-youdao/BCEmbedding/issues/66",
+        "> Exception: Could not find the transformer layer class to wrap in the model.",
+        "application",
+        False,
+        "fsdp-wrap-class-missing",
+    ),
+    # meta-pytorch/torchx issue 557: torchx names each component's parser after its command line.
+    (
+        "https://github.com/meta-pytorch/torchx/issues/557",
+        "usage: torchx run <run args...> ddp  [--help] [--script SCRIPT] [-m M] [--image IMAGE]\n"
+        "                                     [--mounts MOUNTS]\n"
+        "                                     ...\n"
+        "torchx run <run args...> ddp : error: unrecognized arguments: --epoch",
+        "application",
+        False,
+        "argparse-bad-arguments",
+    ),
     # xamyzhao/brainstorm issue 23: a Windows build prints its source path as `.\tensorflow/...`;
     # an internal check whose cause the line does not say.
     (
@@ -145,6 +167,15 @@ HEALTHY = [
     "Note that --use_env is set by default in torchrun.\n"
     "If your script expects `--local_rank` argument to be set, please\n"
     "change it to read from `os.environ['LOCAL_RANK']` instead.",
+    # clovaai/donut issue 27: weights resized on purpose (the maintainers: not a problem).
+    "Some weights of DonutModel were not initialized from the model checkpoint at naver-clova-ix/donut-base"
+    " and are newly initialized because the shapes did not match",
+    # txie-93/cdvae issue 2: Hydra's start-up warnings, then instantiation goes on.
+    "/home/user/miniconda3/envs/cdvae/lib/python3.9/site-packages/hydra/_internal/defaults_list.py:251:"
+    " UserWarning: In 'default': Defaults list is missing `_self_`. See"
+    " https://hydra.cc/docs/upgrades/1.0_to_1.1/default_composition_order for more information\n"
+    "  warnings.warn(msg, UserWarning)\n"
+    "[2022-06-11 20:18:18,133][hydra.utils][INFO] - Instantiating <cdvae.pl_data.datamodule.CrystDataModule>",
     # Cognexa/cxflow issue 239: a hook's unrecognised config arguments, logged as warnings.
     "2018-09-19 09:39:43.364: WARNING @abstract_hook: Argument `long_term` was not recognized by"
     " `DecayLROnPlateau`. Recognized arguments are `['decay_value', 'kwargs']`.",
