@@ -1,7 +1,8 @@
 """Hangs a static log shows mid-run, as users posted them: gdb backtraces of a stuck rank whose
 frames stay inside an NCCL collective call (the enqueue that never returned) or inside
 `Tensor.item()` on a CUDA tensor (the copy back to the host waits for the GPU), and MXNet's (and
-GluonTS's) DataLoader giving up on its workers. Each excerpt is quoted from the public thread named
+GluonTS's) DataLoader giving up on its workers; tracebacks that processes without a rank prefix
+cut off together after watchdog timeouts. Each excerpt is quoted from the public thread named
 above it. The alarming but healthy logs of the same family stay healthy: a slow first iteration that
 ends, a progress bar or user prints that simply stop, torchelastic's exit-barrier error after its own
 workers finished, PyTorch's warning at exit."""
@@ -97,6 +98,40 @@ def test_mxnet_style_dataloader_worker_timeout_is_a_hang() -> None:
     )
     assert verdict(text) == ("mxnet-dataloader-worker-timeout", "unknown", True)
     assert diagnose(text).symptom == "hang"
+
+
+def test_interleaved_cut_tracebacks_after_watchdog_timeouts_are_that_hang() -> None:
+    # open-mmlab/mmdetection#11096: during evaluation the other ranks' BROADCAST times out; two
+    # processes without a rank prefix then start their tracebacks at once and the log ends. The line
+    # above the first header says what they were (the second header's line above is a frame).
+    text = (
+        "10/26 11:27:48 - mmengine - INFO - Evaluating bbox...\n"
+        "Evaluate annotation type *bbox*\n"
+        "[E ProcessGroupNCCL.cpp:828] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=987156,"
+        " OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800777 milliseconds before timing out.\n"
+        "[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=987156,"
+        " OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800794 milliseconds before timing out.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/root/user/GroundingDINO/mmdetection_1024/tools/train.py", line 121, in <module>\n'
+        "Traceback (most recent call last):\n"
+        '  File "/root/user/GroundingDINO/mmdetection_1024/tools/train.py", line 121, in <module>'
+    )
+    assert verdict(text) == ("nccl-watchdog-timeout", "unknown", True)
+    assert diagnose(text).symptom == "hang"
+
+
+def test_one_cut_traceback_under_an_unrelated_earlier_error_stays_unexplained() -> None:
+    # The same excerpt's second header alone, far below the timeouts: no line right above it.
+    text = (
+        "[E ProcessGroupNCCL.cpp:828] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=987156,"
+        " OpType=BROADCAST, Timeout(ms)=1800000) ran for 1800794 milliseconds before timing out.\n"
+        "10/26 11:27:48 - mmengine - INFO - Evaluating bbox...\n"
+        "Loading and preparing results...\n"
+        "DONE (t=27.37s)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/root/user/GroundingDINO/mmdetection_1024/tools/train.py", line 121, in <module>'
+    )
+    assert verdict(text)[0] == "uncaught-exception"
 
 
 HEALTHY = [
