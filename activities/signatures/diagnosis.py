@@ -652,12 +652,17 @@ class LogDiagnoser:
         fallbacks = [c for c in live if not c.signature.cascade and c.fallback]
         cut = False
         causes: set[int] = set()  # the exception lines cut tracebacks were raised from
+        heads: set[int] = set()
         if not roots and not fallbacks:
             progressed = self.last_progress.line or 0 if self.last_progress is not None else 0
             unfinished = self._tracebacks.unfinished(max(tail, progressed))
             fallbacks = self._unfinished(unfinished)
             cut = bool(fallbacks)
             causes = {u.cause for u in unfinished if u.cause is not None}
+            # The earliest of tracebacks printed at once by processes without a rank prefix: the
+            # line above it is where the log said what they were (the second one's line above is
+            # the first one's frame).
+            heads = {u.first for u in unfinished if u.first is not None}
         # Fallbacks alone, and none says more than "unknown": the log may name the cause elsewhere.
         unexplained = not roots and bool(fallbacks) and all(c.signature.category == "unknown" for c in fallbacks)
         if unexplained:
@@ -680,7 +685,7 @@ class LogDiagnoser:
             # A cut traceback CPython printed as raised from the exception above it ("The above
             # exception was the direct cause of the following exception:") was raised from that
             # exception's failure: its line explains the cut one however many lines the marker takes.
-            starts = {c.match.line for c in fallbacks}
+            starts = {c.match.line for c in fallbacks} | heads
             explaining = [c for c in heard if not c.signature.alone or c.signature.symptom == "hang"]
             above = [
                 c

@@ -164,6 +164,9 @@ PATTERNS = [
     ("struct:ignored", r"\bA matching Triton is not available, some optimi[sz]ations will not be enabled"),
 ]
 TRACEBACK_SPAN = 400  # lines from `Traceback` to its exception line, with other ranks' lines between
+# Headers at most this far apart, the first still open, are copies of one failure that processes
+# without a rank prefix printed at once (each prints its header and first frames together).
+INTERLEAVED = 8
 NAMED_SPAN = 3  # lines from a record that names a class to the traceback header it introduces
 WRITERS = 4096  # writers (rank, host) remembered at once: a writer per rank, bounded on a huge job
 
@@ -177,6 +180,7 @@ class Uncaught:
     fact: Fact | None
     traceback: bool  # closes a traceback (else a bare `Name: message` line)
     cause: int | None = None  # the exception line this one was raised from (a chain marker between)
+    first: int | None = None  # the header of the earliest traceback interleaved with this cut-off one
 
 
 def exception_fact(name: str) -> Fact | None:
@@ -336,6 +340,10 @@ class _Open:
     named: LineMatch | None = None  # the record just before the header named the class
     ignored: bool = False  # CPython printed it as an exception it ignored (the program went on)
     cause: int | None = None  # the exception line a chain marker before the header said it came from
+    # Processes that share a writer (no rank prefix) print their tracebacks at once: a header
+    # while this writer's traceback is still open, nothing closing it, starts the next process's
+    # copy. `first` keeps the earliest header of such a run, where the log's story of it begins.
+    first: int | None = None
 
 
 K = TypeVar("K")
@@ -384,6 +392,8 @@ class Tracebacks:
             cause = self._chained.pop(writer, None)
             caused = cause is not None and match.line - cause <= 2 * NAMED_SPAN
             fresh = _Open(match, named=named if near else None, ignored=ignored, cause=cause if caused else None)
+            if (earlier := self._open.get(writer)) is not None and match.line - earlier.start.line <= INTERLEAVED:
+                fresh.first = earlier.first if earlier.first is not None else earlier.start.line
             remember(self._open, writer, fresh, WRITERS)
             return None
         if match.pattern == "struct:raise":
@@ -437,7 +447,7 @@ class Tracebacks:
                 continue
             if (told := tb.raised or tb.named) is not None:
                 name = told.groups.get("exc", "")
-                found.append(Uncaught(told, name, exception_fact(name), traceback=True, cause=tb.cause))
+                found.append(Uncaught(told, name, exception_fact(name), traceback=True, cause=tb.cause, first=tb.first))
             else:
-                found.append(Uncaught(tb.start, "", None, traceback=True, cause=tb.cause))
+                found.append(Uncaught(tb.start, "", None, traceback=True, cause=tb.cause, first=tb.first))
         return found
