@@ -203,3 +203,59 @@ def test_healthy_runs_in_each_shape_are_never_stragglers(shape: str) -> None:
     for seed in range(6):
         symptom, explanation = _diagnosis(_run(shape, 1000 + seed, noise=(0.03, 0.04, 0.05)[seed % 3]))
         assert symptom == "none", (seed, explanation)
+
+
+# --- a straggler detector's own verdict -----------------------------------------------------------
+# NVIDIA Resiliency Extension's StragglerDetectionCallback (nvidia_resiliency_ext/ptl_resiliency/
+# straggler_det_callback.py) logs the ranks it finds slower as a set of its StragglerId dataclass
+# (attribution/straggler/reporting.py), then, with stop_if_detected, `Detected stragglers.
+# Terminating training...`, saves last.ckpt and exits with code 1; NVRx's functional tests check
+# a run's log for exactly that sequence and the launcher's `failed (exitcode: 1)`. The lines below
+# are rendered from those format strings, in NeMo's logger prefix and torchelastic's.
+NVRX_STOP = [
+    "Epoch 0: :  40%|████      | 400/1000 [10:00<15:00, reduced_train_loss=3.210, global_step=399.0,"
+    " consumed_samples=102400.0, train_step_timing in s=1.50]",
+    "[NeMo W 2024-10-01 12:00:00 nemo_logging:349] STRAGGLER DETECTION WARNING: Some GPUs have worse relative"
+    " performance. Affected ranks: {StragglerId(rank=5, node='node-b2')}",
+    "[NeMo E 2024-10-01 12:00:00 nemo_logging:349] Detected stragglers. Terminating training...",
+    "[NeMo I 2024-10-01 12:00:30 nemo_logging:381] Async checkpoint save for step 400"
+    " (/results/checkpoints/last.ckpt) finalized successfully.",
+    "E1001 12:00:35.000000 140000000000000 torch/distributed/elastic/multiprocessing/api.py:833] failed"
+    " (exitcode: 1) local_rank: 0 (pid: 1234) of binary: /usr/bin/python",
+]
+
+
+def test_the_detectors_stop_is_a_straggler_with_the_ranks_it_named() -> None:
+    found = diagnose("\n".join(NVRX_STOP))
+    assert (found.symptom, found.category, found.retryable) == ("straggler", "unknown", True)
+    assert (found.implicated.ranks, found.implicated.nodes) == ([5], ["node-b2"])
+    assert [e.signature for e in found.evidence] == ["straggler:named", "straggler:stop"]
+    # without the stop the same exit is a worker that failed, cause unknown
+    alone = diagnose("\n".join(line for line in NVRX_STOP if "Terminating" not in line))
+    assert alone.symptom == "crash"
+
+
+def test_ranks_whose_own_pace_dropped_are_named_too() -> None:
+    named = (
+        "[NeMo W 2024-10-01 12:00:00 nemo_logging:349] STRAGGLER DETECTION WARNING: Some GPUs performance dropped."
+        " Affected ranks: {StragglerId(rank=3, node='gpu-node-07.cluster'), StragglerId(rank=11, node='gpu-node-09')}"
+    )
+    found = diagnose("\n".join([NVRX_STOP[0], named, NVRX_STOP[2]]))
+    assert found.symptom == "straggler"
+    assert (found.implicated.ranks, found.implicated.nodes) == ([3, 11], ["gpu-node-07", "gpu-node-09"])
+
+
+def test_a_report_that_names_no_straggler_is_no_failure() -> None:
+    # https://github.com/NVIDIA-NeMo/Megatron-Bridge/pull/2114: the periodic scores, nobody under
+    # the threshold, and the run goes on.
+    text = "\n".join(
+        [
+            "megatron.bridge.NVRxStragglerDetection: GPU relative performance:",
+            "  Rank=0 Node=22ca9bdcfc9a Score=0.95",
+            "  Rank=1 Node=22ca9bdcfc9a Score=1.00",
+            "megatron.bridge.NVRxStragglerDetection: gpu_relative_perf scores: {'gpu_relative_perf/min':"
+            " 0.9490914940834045, 'gpu_relative_perf/median': 0.9490914940834045, 'gpu_relative_perf/max':"
+            " 0.9981126189231873}",
+        ]
+    )
+    assert diagnose(text).symptom == "none"
