@@ -83,7 +83,7 @@ GATES: dict[str, str] = {
         r"|\d\s*(?:examples|samples|images|imgs|sequences|seqs|tokens|ins|instances)/s"
         r"|[^\w]ups=\d|samplespersec=\d|global_step/sec:\s*\d|examples/sec:\s*\d|[^\w]ips:\s*\d"
         r"|[^\w]Time\s+\d[\d.]*\s*\(\s*\d|[^\w]time\(s\):\s*\d"
-        r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=])"
+        r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=]|end of epoch \d+ / \d+\s+time taken:\s*\d)"
     ),
 }
 
@@ -169,8 +169,19 @@ def _json(text: str) -> ProgressRecord | None:
         return None
     if not isinstance(data, dict):
         return None
-    record = _record({str(k).lower(): v for k, v in data.items()}, "json")
-    return record if record.step is not None else None
+    fields = {str(k).lower(): v for k, v in data.items()}
+    record = _record(fields, "json")
+    if record.step is None:
+        return None
+    # MMCV's TextLoggerHook (its `<timestamp>.log.json`) and MMEngine's LoggerHook (`scalars.json`)
+    # write each logging window as a JSON object whose `time` is the window's mean seconds per
+    # iteration, loading included, beside `data_time`, the loading's share: `time` beside a
+    # `data_time` is the pace, not a clock. Their lines of another `mode` (`val`) are another series.
+    seconds = _float(fields.get("time")) if _float(fields.get("data_time")) is not None else None
+    if record.rate is None and seconds is not None and seconds > 0:
+        record = replace(record, step_time=seconds)
+    mode = str(fields.get("mode") or "").lower()
+    return record if mode in ("", "train") else replace(record, format=f"json-{mode}")
 
 
 def _hf(text: str) -> ProgressRecord | None:
@@ -347,16 +358,19 @@ _SECONDS = {None: 1.0, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "ms": 
 # tutorial's format, copied into many scripts), `Epoch time: 0:01:23.4` (a timedelta), `Time
 # per epoch: 12.3 seconds`, `Epoch time:  12.3`, TF1 scripts' `time this epoch= 1.75`. One
 # line is one epoch; the unit may be minutes, which only scales the series. An "epoch time"
-# beyond a month is a Unix timestamp, not a duration.
+# beyond a month is a Unix timestamp, not a duration. pytorch-CycleGAN-and-pix2pix's train.py ends
+# each epoch with `End of epoch 52 / 200 \t Time Taken: 88 sec`, and the GAN and super-resolution
+# trainers built from it keep the line (traiNNer's train.py: `Time Taken: 5.0500 sec`, an epoch's
+# seconds from its epoch timer).
 _EPOCH_DURATION = re.compile(
-    r"(?i)(?:epoch[ _]time|time (?:this|per|of|for) (?:the )?epoch)\s*[:=]\s*"
+    r"(?i)(?:epoch[ _]time|time (?:this|per|of|for) (?:the )?epoch|end of epoch \d+ / \d+\s+time taken)\s*[:=]\s*"
     r"(?:(?P<h>\d+):(?P<m>[0-5]\d):(?P<s>\d+(?:\.\d+)?)|(?P<min>\d+)m\s*(?P<sec>\d+(?:\.\d+)?)s?"
     r"|(?P<value>" + _NUM + r")" + _UNIT + r")(?![\w.:])"
 )
 MAX_EPOCH_SECONDS = 30 * 86400
 _ALONE = re.compile(
     r"(?i)global_step/sec:|examples/sec|SamplesPerSec=|sec/batch|[^\w]ups=|epoch[ _]time\s*[:=]"
-    r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=]"
+    r"|time (?:this|per|of|for) (?:the )?epoch\s*[:=]|end of epoch \d+ / \d+\s+time taken:"
 )
 
 

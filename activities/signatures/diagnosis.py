@@ -38,7 +38,7 @@ from functools import cache
 
 from recovery.activities.progress import ProgressParser, ProgressRecord
 from recovery.activities.signatures.catalog import Catalog, Signature, builtin_catalog
-from recovery.activities.signatures.pace import LogPace
+from recovery.activities.signatures.pace import REPORT_PATTERNS, LogPace, ReportedStragglers
 from recovery.activities.signatures.phases import (
     BARRIER_OVERCOUNT_TIMEOUT,
     FOLLOWERS,
@@ -221,6 +221,7 @@ EXTRA_PATTERNS = (
     + NFS_PATTERNS
     + K8S_STATE_PATTERNS
     + EXIT_PATTERNS
+    + REPORT_PATTERNS
 )
 MAX_BLOCKS = 16  # root-cause blocks remembered (one per agent and attempt in an append-mode log)
 MAX_PENDING = 128  # per kind (root cause, cascade); the earliest are kept since the earliest wins
@@ -336,6 +337,7 @@ class LogDiagnoser:
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
         self._pace = LogPace(straggler or StragglerConfig(), whole=whole)
+        self._reported = ReportedStragglers()  # a straggler detector's own verdict (pace.py)
 
     # --- feeding -------------------------------------------------------------------------
 
@@ -395,6 +397,8 @@ class LogDiagnoser:
             self._phases.line(phase)
         for frame in (m for m in matches if m.pattern == WAIT):
             self._wait_frame = frame
+        for report in (m for m in matches if m.pattern.startswith("straggler:")):
+            self._reported.line(report)
         if signatures or structure:
             return None
         if all(m.pattern.startswith("phase:") or m.pattern == WAIT for m in matches):
@@ -616,8 +620,14 @@ class LogDiagnoser:
         """`straggling`: a slowdown the caller already judged (described), to be explained with
         this log's per-rank times even if the log's own pace has not reached a verdict yet."""
         pool = self._tiers()
-        if pool:
-            return self._explain(_winner(pool, self._details))
+        winner = _winner(pool, self._details) if pool else None
+        if self._reported.stop is not None and (
+            winner is None
+            or self._reported.explains(winner.match.line, winner.signature.category, winner.signature.cascade)
+        ):
+            return self._reported.diagnosis(self.layout)
+        if winner is not None:
+            return self._explain(winner)
         if (stuck := self._phases.verdict(self.scanner.lines)) is not None:
             match, signature = stuck
             return self._explain(_Candidate(match, signature, line_context(match.text), self.max_step))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from recovery.activities.progress import ProgressRecord
+from recovery.activities.signatures.prefixes import node_name
 from recovery.activities.signatures.result import EVIDENCE_TEXT, EvidenceLine, Implicating, LogDiagnosis, add_once
+from recovery.activities.signatures.scanner import LineMatch
 from recovery.activities.straggler import RankStepTimes, StragglerConfig, StragglerDetector, short_series_slowdown
 from recovery.activities.text import clip
 
@@ -140,4 +143,76 @@ class Slowdown:
             implicated=found.implicated(),
             evidence=evidence,
             explanation=f"sustained slowdown: {self.description}{where}",
+        )
+
+
+# A straggler detector's own verdict. NVIDIA Resiliency Extension's StragglerDetectionCallback
+# (nvidia_resiliency_ext/ptl_resiliency/straggler_det_callback.py, used by NeMo) logs the ranks
+# whose GPU scores fall under its thresholds as a set of `StragglerId(rank=.., node=..)` (the
+# dataclass in nvidia_resiliency_ext/attribution/straggler/reporting.py), relative to the best
+# rank or to the rank's own earlier pace; with `stop_if_detected` it then logs `Detected
+# stragglers. Terminating training...`, saves the last checkpoint and exits with code 1, so the
+# launcher reports a worker that failed with exit code 1 (the sequence NVRx's functional tests
+# check for in their logs).
+REPORT_PATTERNS = [
+    (
+        "straggler:named",
+        r"STRAGGLER DETECTION WARNING: Some GPUs (?:have worse relative performance|performance dropped)\. "
+        r"Affected ranks: ",
+    ),
+    ("straggler:stop", r"Detected stragglers\. Terminating training\.\.\."),
+]
+_STRAGGLER_ID = re.compile(r"StragglerId\(rank=(\d+), node='([^']*)'\)")
+MAX_NAMED = 64  # ranks and nodes kept from the reports
+
+
+class ReportedStragglers:
+    """The ranks a straggler detector named, and whether it stopped the run for them."""
+
+    def __init__(self) -> None:
+        self.ranks: list[int] = []
+        self.nodes: list[str] = []
+        self.named: LineMatch | None = None  # the latest report that named some
+        self.stop: LineMatch | None = None
+
+    def line(self, match: LineMatch) -> None:
+        if match.pattern == "straggler:stop":
+            self.stop = self.stop or match
+            return
+        found = _STRAGGLER_ID.findall(match.text)
+        if not found:
+            return
+        self.named = match
+        for rank, node in found:
+            if len(self.ranks) < MAX_NAMED:
+                add_once(self.ranks, int(rank))
+            if node and len(self.nodes) < MAX_NAMED:
+                add_once(self.nodes, node_name(node))
+
+    def explains(self, line: int, category: str, cascade: bool) -> bool:
+        """Whether the detector's stop explains a failure on `line`: the exit that follows it is
+        the stop itself (an exit code of unknown cause), or another rank's follow-on error."""
+        return self.stop is not None and line > self.stop.line and (category == "unknown" or cascade)
+
+    def diagnosis(self, layout: Mapping[int, str]) -> LogDiagnosis:
+        assert self.stop is not None
+        found = Implicating()
+        for rank in self.ranks:
+            add_once(found.ranks, rank)
+        for node in self.nodes:
+            add_once(found.nodes, node)
+        found.map_ranks(layout)
+        evidence = [
+            EvidenceLine(line=m.line, signature=m.pattern, text=clip(m.text, EVIDENCE_TEXT))
+            for m in (self.named, self.stop)
+            if m is not None
+        ]
+        where = f": slower GPUs on {found.where()}" if found.where() else ""
+        return LogDiagnosis(
+            symptom="straggler",
+            category="unknown",
+            retryable=True,
+            implicated=found.implicated(),
+            evidence=sorted(evidence, key=lambda e: e.line),
+            explanation=f"the straggler detector stopped the run{where} (NVIDIA Resiliency Extension)",
         )
