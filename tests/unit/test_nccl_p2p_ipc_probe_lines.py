@@ -1,9 +1,9 @@
 """Whole excerpts of real logs where NCCL fails for the node's setup: its P2P transport cannot map
-a peer GPU's memory (CUDA IPC or peer access between the GPUs refused), and result codes (an
-exception's `unhandled cuda error`, the `init.cc:867 -> 2` frames of the unwinding) printed before
-or beside the NCCL WARN line that says what failed; and the alarming but harmless notices the same
-runs print (P2P disabled or not enabled, a net plugin not found, a warning from libfabric), which
-must stay healthy."""
+a peer GPU's memory (CUDA IPC or peer access between the GPUs refused), nccl-tests' own CUDA
+check fails, and result codes (an exception's `unhandled cuda error`, the `init.cc:867 -> 2`
+frames of the unwinding) are printed before or beside the NCCL WARN line that says what failed;
+and the alarming but harmless notices the same runs print (P2P disabled or not enabled, a net
+plugin not found, a warning from libfabric), which must stay healthy."""
 
 from __future__ import annotations
 
@@ -81,6 +81,19 @@ FAILURES = [
         "system_software",
         True,
         "nccl-gpu-pci-path-missing",
+    ),
+    # tinygrad/open-gpu-kernel-modules issue 35: all_reduce_perf over P2P/direct pointer; the test's
+    # own CUDA check reports the illegal address (nccl-tests' "Test CUDA failure" line).
+    (
+        "https://github.com/tinygrad/open-gpu-kernel-modules/issues/35",
+        "lam-MU72-SU0-00:28273:28361 [0] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"
+        "lam-MU72-SU0-00:28273:28360 [1] NCCL INFO Connected all rings, use ring PXN 0 GDR 1\n"
+        "lam-MU72-SU0-00: Test CUDA failure common.cu:297 'an illegal memory access was encountered'\n"
+        " .. lam-MU72-SU0-00 pid 28273: Test failure common.cu:407\n"
+        " .. lam-MU72-SU0-00 pid 28273: Test failure common.cu:594",
+        "unknown",
+        True,
+        "cuda-illegal-address",
     ),
 ]
 
