@@ -95,6 +95,16 @@ FAILURES = [
         True,
         "cuda-illegal-address",
     ),
+    # vllm-project/vllm issue 18831: a late rank cannot attach to the segment its peer made (the
+    # report's title quotes the WARN).
+    (
+        "https://github.com/vllm-project/vllm/issues/18831",
+        "NCCL WARN Error while attaching to shared memory segment /dev/shm/nccl- (size 192814336), error: No such"
+        " file or directory (2)",
+        "system_software",
+        True,
+        "nccl-shm-attach-failed",
+    ),
 ]
 
 
