@@ -13,7 +13,9 @@ Rules:
   dropped (a traceback that was caught and logged, a retried connection, a warning). A log
   without any progress lines cannot show survival, so every match in it counts.
 - The earliest fatal root-cause match wins; cascades (follow-on errors) win only when no root
-  cause is left. On one line, the signature with the higher `priority` speaks for it. A node
+  cause is left. On one line, the signature with the higher `priority` speaks for it. An NCCL
+  result code (an exception's `unhandled cuda error`, a frame of NCCL's unwinding) gives way to
+  a root cause read from an NCCL WARN line, which says what failed. A node
   fault (hardware, excluding its node) outranks an earlier error of the kinds it causes
   (`unknown`, `system_software`, `network`): it is their cause even when printed after them.
 - A root cause implicates the rank and host that wrote its line (from line prefixes, see
@@ -925,6 +927,48 @@ def _unwinding(match: LineMatch) -> bool:
     return match.pattern.startswith("nccl-") and _UNWINDING.search(match.text) is not None
 
 
+# NCCL's result codes as its callers report them (tables/nccl.yaml: `unhandled system error` in
+# PyTorch's exception, the `-> 2` frames NCCL prints as the error unwinds). NCCL prints a WARN
+# line saying what failed before it returns the code (include/checks.h, debug.cc; its guide:
+# "NCCL_DEBUG=WARN will make NCCL print an explicit warning message before returning the error"),
+# so a WARN a signature knows tells more than the code does, wherever the log puts it: output of
+# several processes interleaves, and a pasted log may start below a process's WARN.
+NCCL_RESULTS = frozenset(
+    {
+        "nccl-unhandled-cuda-error",
+        "nccl-system-error",
+        "nccl-internal-error",
+        "nccl-invalid-argument",
+        "nccl-invalid-usage",
+        "nccl-remote-error",
+    }
+)
+_NCCL_WARN = re.compile(r"\] (?:[\w./-]+:\d+ )?(?:NCCL )?WARN ")
+
+
+def _nccl_process(text: str) -> str | None:
+    """The `host:pid` of an NCCL line's prefix: the process that wrote it."""
+    writer = _nccl_writer(text)
+    return writer.rsplit(":", 1)[0] if writer else None
+
+
+def _nccl_warned(first: _Candidate, pool: Sequence[_Candidate]) -> _Candidate:
+    """A result code NCCL returned gives way to a root cause read from an NCCL WARN line: of the
+    same process when the code's line names one (a frame of the unwinding), else the earliest."""
+    writer = _nccl_process(first.match.text)
+    warned = [
+        c
+        for c in pool
+        if c.signature.id not in NCCL_RESULTS
+        and not c.signature.cascade
+        and not c.fallback
+        and c.signature.priority >= 0
+        and _NCCL_WARN.search(c.match.text) is not None
+        and (writer is None or _nccl_process(c.match.text) == writer)
+    ]
+    return min(warned, key=lambda c: (c.match.line, -c.signature.priority)) if warned else first
+
+
 # An exception line whose message starts on the next line (`AssertionError: ` then the text, as
 # Python prints a message that begins with a line break): the lines after it are its message.
 # Lower-case too, with its colon: Triton's "Internal Triton PTX codegen error: " is followed by
@@ -967,6 +1011,8 @@ def _winner(pool: list[_Candidate], details: Sequence[int] = ()) -> _Candidate:
         told = [c for c in told if not c.signature.cascade and c.signature.priority >= 0]
     if told:
         first = min(told, key=lambda c: (c.match.line, -c.signature.priority))
+    if first.signature.id in NCCL_RESULTS:
+        first = _nccl_warned(first, pool)
     if first.signature.category not in EXPLAINED_BY_HARDWARE:
         return first
     faults = [c for c in pool if c.signature.category == "hardware" and c.signature.exclude and not c.fallback]
