@@ -171,6 +171,24 @@ FAILURES = [
         True,
         "nvbandwidth-data-mismatch",
     ),
+    # tinygrad/open-gpu-kernel-modules issue 29: the cuda-samples' simpleP2P cannot enable peer
+    # access between two RTX 5090s; the driver cannot map the peer's memory.
+    (
+        "https://github.com/tinygrad/open-gpu-kernel-modules/issues/29",
+        "pancho@fedora:~/cuda-samples/build/Samples/0_Introduction/simpleP2P$ ./simpleP2P \n"
+        "[./simpleP2P] - Starting...\n"
+        "Checking for multiple GPUs...\n"
+        "CUDA-capable device count: 2\n"
+        "\n"
+        "Checking GPU(s) for support of peer to peer memory access...\n"
+        "> Peer access from NVIDIA GeForce RTX 5090 (GPU0) -> NVIDIA GeForce RTX 5090 (GPU1) : Yes\n"
+        "> Peer access from NVIDIA GeForce RTX 5090 (GPU1) -> NVIDIA GeForce RTX 5090 (GPU0) : Yes\n"
+        "Enabling peer access between GPU0 and GPU1...\n"
+        'CUDA error at /home/user/cuda-samples/Samples/0_Introduction/simpleP2P/simpleP2P.cu:130 code=205(cudaErrorMapBufferObjectFailed) "cudaDeviceEnablePeerAccess(gpuid[1], 0)" ',
+        "system_software",
+        True,
+        "cuda-map-buffer-object-failed",
+    ),
 ]
 
 
@@ -328,6 +346,36 @@ HEALTHY = [
         "        0\n"
         "0    160.02\n"
         "Waived:"
+    ),
+    # tinygrad/open-gpu-kernel-modules issue 44: p2pBandwidthLatencyTest on two RTX 4090s, low PCIe numbers.
+    (
+        "pancho@fedora:~/cuda-samples/build/Samples/5_Domain_Specific/p2pBandwidthLatencyTest$ export CUDA_VISIBLE_DEVICES=0,1\n"
+        "pancho@fedora:~/cuda-samples/build/Samples/5_Domain_Specific/p2pBandwidthLatencyTest$ ./p2pBandwidthLatencyTest \n"
+        "[P2P (Peer-to-Peer) GPU Bandwidth Latency Test]\n"
+        "Device: 0, NVIDIA GeForce RTX 4090, pciBusID: 2, pciDeviceID: 0, pciDomainID:0\n"
+        "Device: 1, NVIDIA GeForce RTX 4090, pciBusID: 17, pciDeviceID: 0, pciDomainID:0\n"
+        "Device=0 CAN Access Peer Device=1\n"
+        "Device=1 CAN Access Peer Device=0\n"
+        "\n"
+        "***NOTE: In case a device doesn't have P2P access to other one, it falls back to normal memcopy procedure.\n"
+        "So you can see lesser Bandwidth (GB/s) and unstable Latency (us) in those cases.\n"
+        "\n"
+        "P2P Connectivity Matrix\n"
+        "     D\\D     0     1\n"
+        "     0       1     1\n"
+        "     1       1     1\n"
+        "Unidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n"
+        "   D\\D     0      1 \n"
+        "     0 1008.06   6.34 \n"
+        "     1   6.34 926.75 \n"
+        "Unidirectional P2P=Enabled Bandwidth (P2P Writes) Matrix (GB/s)\n"
+        "   D\\D     0      1 \n"
+        "     0 1015.27   6.60 \n"
+        "     1   6.60 945.63 \n"
+        "Bidirectional P2P=Disabled Bandwidth Matrix (GB/s)\n"
+        "   D\\D     0      1 \n"
+        "     0 1018.92   8.66 \n"
+        "     1   8.67 926.39 "
     ),
 ]
 
