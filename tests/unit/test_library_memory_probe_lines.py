@@ -115,6 +115,14 @@ FAILURES = [
         False,
         "vllm-no-kv-cache-memory",
     ),
+    # sgl-project/sglang issue 4330: SGLang has no GPU memory left for its KV cache pool.
+    (
+        "https://github.com/sgl-project/sglang/issues/4330",
+        "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.",
+        "out_of_memory",
+        False,
+        "sglang-no-kv-cache-memory",
+    ),
     # pytorch/pytorch issue 3038: cuDNN refuses the configuration; a large batch, not memory.
     (
         "https://github.com/pytorch/pytorch/issues/3038",
