@@ -140,6 +140,18 @@ _DEBUG_LEVEL = re.compile(r"(?:^|[ \[|:-])(?<!\(GTL )DEBUG(?:[\]|:]| -? ?)")
 _LEVEL_HEAD = 160  # a record's level comes before its message, after at most a time and a logger name
 
 
+# TorchInductor's max-autotune (torch/_inductor/select_algorithm.py, AlgorithmSelectorCache)
+# compiles and benchmarks candidate kernels for one operation and keeps the fastest. A candidate
+# that fails is dropped and the search goes on: a precompile failure is logged at ERROR
+# ("Exception <e> for benchmark choice <choice>") and the choice marked failed, a Triton kernel
+# that does not fit the GPU (OutOfResources) is logged at WARNING with Triton's own message and
+# given an infinite time. When no candidate is left Inductor raises (NoValidChoicesError, then
+# InductorError), and that traceback is the failure. So a record this module logs is a dropped
+# candidate, never fatal alone, whatever error it quotes; torch._logging gives it a glog-style
+# prefix naming the Python file (`W1216 12:34:56.789000 1234 torch/_inductor/select_algorithm.py:1997]`).
+_INDUCTOR_AUTOTUNE = re.compile(r"(?:^|[\]:\s])[IWEF]\d{4}\b[^\]]{0,200}?\b_inductor/select_algorithm\.py:\d+\]")
+
+
 # The NVIDIA driver prints the severity of an NVLink 5 error (Xid 144-150) in the line itself:
 # `NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (...)` beside `... 149,
 # NETIR_LINK_EVT Fatal ...`. NVIDIA's Xid catalog sends the fatal variants to a GPU reset (its
@@ -152,9 +164,9 @@ _NVLINK_NONFATAL = re.compile(
 
 
 def _library_or_debug(head: str) -> str | None:
-    """W for a library's own warning prefix or a driver record marked non-fatal, D for a Python
-    logging record at DEBUG level."""
-    if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head):
+    """W for a library's own warning prefix, a driver record marked non-fatal or a candidate kernel
+    Inductor's autotuning dropped, D for a Python logging record at DEBUG level."""
+    if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head) or _INDUCTOR_AUTOTUNE.search(head):
         return "W"
     return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
 
