@@ -88,7 +88,13 @@ _CRAY_MPICH = re.compile(r"MPICH ERROR \[Rank \d{1,7}\] \[job id [^\]]{0,80}\] \
 # a remote node's raylet lines have no pid, only `(raylet, ip=10.0.0.7)` (python/ray/_private/
 # worker.py print_worker_logs: no `pid=` prefix for the raylet and the autoscaler; releases
 # before 1.0 wrote `(pid=raylet, ip=...)`).
-_RAY = re.compile(r"\s*\((?:(?:[\w.:-]{1,80} )?pid=(?:\d{1,9}|raylet)|raylet), ip=([\w.:-]{1,63})\) ")
+# Ray colours the prefix (dim, then cyan, and a reset after it: `\x1b[2m\x1b[36m(...)\x1b[0m`); the
+# scanner strips whole escape sequences, but a copy from a terminal or a web console often drops
+# only the ESC and keeps the rest: `[36m(RayTrainWorker pid=3462, ip=100.64.83.225)[0m [nltk_data] ...`.
+_SGR = r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m){0,3}"
+_RAY = re.compile(
+    r"\s*" + _SGR + r"\((?:(?:[\w.:-]{1,80} )?pid=(?:\d{1,9}|raylet)|raylet), ip=([\w.:-]{1,63})\)" + _SGR + " "
+)
 # Ray's RayTaskError prints the remote traceback with each `Traceback (most recent call last):`
 # replaced by the process that ran the task: its title, pid and node address (python/ray/
 # exceptions.py RayTaskError.__str__: f"{proctitle} (pid={pid}, ip={ip}" and `, repr=...)` for an

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from recovery.activities.signatures.prefixes import line_context
 from tests.unit.real_lines import diagnose
 
 # (source, excerpt, category, retryable, signature of the first evidence line, nodes implicated)
@@ -94,6 +95,16 @@ def test_a_ray_actor_with_an_unspecified_address_names_no_node() -> None:
     )
     assert found.symptom == "crash"
     assert "0.0.0.0" not in found.implicated.nodes
+
+
+def test_a_ray_prefix_keeps_its_node_when_a_paste_dropped_the_escapes() -> None:
+    # AWS Neuron's Ray Train tutorial for Llama 3 on Trn1 (its troubleshooting section) quotes the
+    # worker lines with the ESC of Ray's colour codes gone and the rest of each code kept.
+    lines = [
+        "[36m(RayTrainWorker pid=3462, ip=100.64.83.225)[0m [nltk_data] '/root/nltk_data/tokenizers/punkt_tab.zip'",
+        "[36m(RayTrainWorker pid=3483, ip=100.64.83.225)[0m Bad CRC-32 for file 'punkt_tab/czech/ortho_context.tab'",
+    ]
+    assert [line_context(line).host for line in lines] == ["100.64.83.225", "100.64.83.225"]
 
 
 HEALTHY = [
