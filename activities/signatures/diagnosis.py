@@ -335,6 +335,7 @@ class LogDiagnoser:
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
+        self._traceback_start = 0  # the line of the last `Traceback (most recent call last):`
         self._pace = LogPace(straggler or StragglerConfig(), whole=whole)
 
     # --- feeding -------------------------------------------------------------------------
@@ -506,9 +507,10 @@ class LogDiagnoser:
         prints the chain outermost first, each remote traceback headed by the process that ran it
         (`ray::_Inner.train() (pid=249, ip=10.0.0.78)`, then `ray::_RayTrainWorker__execute...
         (pid=192, ip=10.0.0.19)`): the wrappers only passed the error on, the last header's node
-        is where it was raised."""
+        is where it was raised. A header before a traceback that began since is another error's."""
         for i, c in enumerate(self._pending):
-            if 0 < match.line - c.match.line <= TRACEBACK_SPAN and ray_task_host(c.match.text) == c.context.host:
+            wraps = self._traceback_start < c.match.line and 0 < match.line - c.match.line <= TRACEBACK_SPAN
+            if wraps and ray_task_host(c.match.text) == c.context.host:
                 self._pending[i] = replace(c, context=replace(c.context, host=host))
 
     def _terminated(self, match: LineMatch, context: LineContext) -> bool:
@@ -536,6 +538,7 @@ class LogDiagnoser:
     def _structure(self, match: LineMatch, *, recognised: bool) -> None:
         """Tracebacks: an exception line that no signature recognised is a fallback candidate."""
         if match.pattern == "struct:traceback":
+            self._traceback_start = match.line
             context = line_context(match.text)
             prefixed = context.rank is not None or context.host is not None
             self._header = (match.line, context) if prefixed else None

@@ -85,6 +85,24 @@ def test_the_node_the_message_names(
     assert found.implicated.nodes == nodes
 
 
+def test_two_ray_task_errors_of_their_own_keep_both_nodes() -> None:
+    # The headers of ray-project/ray issues 13953 and 40850, each after its own `Traceback`: two
+    # errors, not a chain of re-raises, so neither node stands for the other.
+    found = diagnose(
+        "Traceback (most recent call last):\n"
+        '  File "/home/ray/anaconda3/lib/python3.7/site-packages/ray/worker.py", line 1419, in get\n'
+        "    raise value.as_instanceof_cause()\n"
+        "ray.exceptions.RayTaskError(RuntimeError): ray::TorchTrainable.train_buffered() (pid=881, ip=172.31.1.180)\n"
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/.local/lib/python3.9/site-packages/ray/_private/worker.py", line 2547, in get\n'
+        "    raise value.as_instanceof_cause()\n"
+        "ray.exceptions.RayTaskError(RuntimeError): ray::_RayTrainWorker__execute.get_next() (pid=83501,"
+        " ip=192.168.0.107, actor_id=1233961e30eb797677364e690b000000, repr=<ray.train._internal.worker_group."
+        "RayTrainWorker object at 0x7f6d38468490>)"
+    )
+    assert sorted(found.implicated.nodes) == ["172.31.1.180", "192.168.0.107"]
+
+
 def test_a_ray_actor_with_an_unspecified_address_names_no_node() -> None:
     # OpenRLHF's vLLM actor reports its creation-task error with `ip=0.0.0.0`: no node to name.
     found = diagnose(
