@@ -51,7 +51,7 @@ from recovery.activities.signatures.phases import (
     overcounted,
 )
 from recovery.activities.signatures.phases import PATTERNS as PHASE_PATTERNS
-from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank
+from recovery.activities.signatures.prefixes import LineContext, line_context, line_rank, ray_task_host
 from recovery.activities.signatures.result import (
     HEALTHY,
     EvidenceLine,
@@ -338,6 +338,7 @@ class LogDiagnoser:
         # The writer of the last traceback header: a logger that prefixes only a record's first
         # line (`[... TP3] Scheduler hit an exception: Traceback ...`) leaves the rest bare.
         self._header: tuple[int, LineContext] | None = None
+        self._traceback_start = 0  # the line of the last `Traceback (most recent call last):`
         self._pace = LogPace(straggler or StragglerConfig(), whole=whole)
         self._reported = ReportedStragglers()  # a straggler detector's own verdict (pace.py)
 
@@ -486,6 +487,8 @@ class LogDiagnoser:
             line, ip = self._actor_ip
             if line == match.line - 1:
                 context = replace(context, host=ip)  # the dead actor's node, from the field above
+        if context.host is not None and ray_task_host(match.text) == context.host:
+            self._unwrap_ray_task(match, context.host)
         if _unwinding(match) and any(_unwinding(c.match) for c in self._pending):
             # NCCL prints a line per frame as an error unwinds (`socket.cc:546 -> 6`), and a
             # frame may hand on another code (`group.cc:421 -> 3`): the first frame is the cause.
@@ -504,6 +507,17 @@ class LogDiagnoser:
                 on_progress=on_progress,
             )
         )
+
+    def _unwrap_ray_task(self, match: LineMatch, host: str) -> None:
+        """A task that called `ray.get` on one that raised re-raises its RayTaskError, and Ray
+        prints the chain outermost first, each remote traceback headed by the process that ran it
+        (`ray::_Inner.train() (pid=249, ip=10.0.0.78)`, then `ray::_RayTrainWorker__execute...
+        (pid=192, ip=10.0.0.19)`): the wrappers only passed the error on, the last header's node
+        is where it was raised. A header before a traceback that began since is another error's."""
+        for i, c in enumerate(self._pending):
+            wraps = self._traceback_start < c.match.line and 0 < match.line - c.match.line <= TRACEBACK_SPAN
+            if wraps and ray_task_host(c.match.text) == c.context.host:
+                self._pending[i] = replace(c, context=replace(c.context, host=host))
 
     def _terminated(self, match: LineMatch, context: LineContext) -> bool:
         """An abort report (`Fatal Python error: Aborted`) of a process whose C++ terminate report
@@ -530,6 +544,7 @@ class LogDiagnoser:
     def _structure(self, match: LineMatch, *, recognised: bool) -> None:
         """Tracebacks: an exception line that no signature recognised is a fallback candidate."""
         if match.pattern == "struct:traceback":
+            self._traceback_start = match.line
             context = line_context(match.text)
             prefixed = context.rank is not None or context.host is not None
             self._header = (match.line, context) if prefixed else None

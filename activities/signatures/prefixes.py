@@ -10,6 +10,7 @@
     [node7:12345:0] ...                  UCX's and Open MPI's host:pid(:tid) prefix
     slurmstepd-node7: error: ...         Slurm's step daemon, built for several slurmd per host
     (RayWorkerWrapper pid=67, ip=10.1.0.7) ...   Ray's prefix on a worker's or actor's lines
+    RayTaskError(E): ray::W.f() (pid=67, ip=10.1.0.7)   Ray's header of a task's remote traceback
     (VllmWorker rank=3 pid=2120) ...     vLLM's worker processes (V1: `(Worker_TP3 pid=2120)`)
     [1,3]<stderr>: ...                   Open MPI's --tag-output ([jobid,rank]; Horovod under mpirun)
     [3]<stderr>: ...                     Horovod's own runner (horovodrun with Gloo)
@@ -87,7 +88,21 @@ _CRAY_MPICH = re.compile(r"MPICH ERROR \[Rank \d{1,7}\] \[job id [^\]]{0,80}\] \
 # a remote node's raylet lines have no pid, only `(raylet, ip=10.0.0.7)` (python/ray/_private/
 # worker.py print_worker_logs: no `pid=` prefix for the raylet and the autoscaler; releases
 # before 1.0 wrote `(pid=raylet, ip=...)`).
-_RAY = re.compile(r"\s*\((?:(?:[\w.:-]{1,80} )?pid=(?:\d{1,9}|raylet)|raylet), ip=([\w.:-]{1,63})\) ")
+# Ray colours the prefix (dim, then cyan, and a reset after it: `\x1b[2m\x1b[36m(...)\x1b[0m`); the
+# scanner strips whole escape sequences, but a copy from a terminal or a web console often drops
+# only the ESC and keeps the rest: `[36m(RayTrainWorker pid=3462, ip=100.64.83.225)[0m [nltk_data] ...`.
+_SGR = r"(?:\[\d{1,3}(?:;\d{1,3}){0,4}m){0,3}"
+_RAY = re.compile(
+    r"\s*" + _SGR + r"\((?:(?:[\w.:-]{1,80} )?pid=(?:\d{1,9}|raylet)|raylet), ip=([\w.:-]{1,63})\)" + _SGR + " "
+)
+# Ray's RayTaskError prints the remote traceback with each `Traceback (most recent call last):`
+# replaced by the process that ran the task: its title, pid and node address (python/ray/
+# exceptions.py RayTaskError.__str__: f"{proctitle} (pid={pid}, ip={ip}" and `, repr=...)` for an
+# actor), after the class on the exception line: `ray.exceptions.RayTaskError(RuntimeError):
+# ray::TorchTrainable.train_buffered() (pid=881, ip=172.31.1.180)`. The address names the node
+# the task raised on; an unspecified or loopback address (`ip=0.0.0.0`) names no node.
+_RAY_TASK = re.compile(r"\bray::[\w.]{1,200}\(\) \(pid=\d{1,9}, ip=([\w.:-]{1,63})[,)]")
+_NO_NODE = frozenset({"0.0.0.0", "127.0.0.1", "::", "::1", "localhost"})
 # TorchX prints each line of a role's replica after `<role>/<replica id> ` (torchx/cli/cmd_log.py:
 # f"{role_name}/{replica_id} {line}", in green on a terminal), and so does NeMo-Run, which runs
 # its local and Slurm jobs through TorchX (`nemo.collections.llm.api.finetune/0 ...`). It says
@@ -253,6 +268,8 @@ def line_rank(text: str) -> int | None:
 def _host(head: str) -> str | None:
     if m := _CRAY_MPICH.search(head):
         return m.group(1)
+    if host := ray_task_host(head):
+        return host
     if m := _NCCL.search(head):
         return m.group(1)
     if m := _SYSLOG.match(head):
@@ -267,6 +284,12 @@ def _host(head: str) -> str | None:
     if (tag := _OMPI_TAG.search(head[:_OMPI_TAG_HEAD])) and (m := _HOST_PID.search(head[tag.end() : tag.end() + 64])):
         return m.group(1)
     return None
+
+
+def ray_task_host(text: str) -> str | None:
+    """The node a Ray task's remote traceback header names (`ray::W.f() (pid=67, ip=10.1.0.7)`)."""
+    m = _RAY_TASK.search(text[:_HEAD])
+    return m.group(1) if m and m.group(1) not in _NO_NODE else None
 
 
 def node_name(host: str) -> str:
