@@ -292,6 +292,11 @@ async def test_a_chained_run_cancelled_while_it_waits_starts_nothing(skipping_en
         assert status.stages[0].detail == f"waits for {followed[0]} to complete (job {job.job_id} held)"
         assert status.pipeline.state == "pending"
         await handle.signal("cancel", CancelRequest())
+        # Wait for the cancel to take effect before `result()`, which lets the test server skip
+        # time: skipped time can end the followed run (found hung) in the same workflow task that
+        # cancels the wait for it, and the test server then refuses the task and never hands it
+        # out again (temporalio/sdk-java#2391; the real server takes it). Queries skip no time.
+        await eventually(handle, lambda s: s.pipeline.state == "cancelled")
         status = await handle.result()
         await stop(skipping_env.client.get_workflow_handle(followed[0]))
     assert status.pipeline.state == "cancelled" and states(status) == {AFTER_STAGE: "cancelled"}
