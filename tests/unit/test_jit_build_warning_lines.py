@@ -1,0 +1,99 @@
+"""Whole excerpts of real logs from a training node's software stack at start: a JIT build of a
+CUDA extension whose traceback a paste starts in the middle of (no header, no `raise` frame)
+and then cuts inside the traceback raised from it, and the warnings Python's `warnings` module
+shows for optional extensions a program goes on without (torchvision's image extension that does
+not load, with the loader's `undefined symbol` quoted in it), which must stay healthy."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.real_lines import diagnose
+
+# (source, excerpt, category, retryable, signature of the first evidence line)
+FAILURES = [
+    # deepspeedai/DeepSpeed issue 694: FusedAdam's JIT build; the paste starts inside
+    # _run_ninja_build's frames and ends inside the traceback raised from its CalledProcessError.
+    (
+        "https://github.com/deepspeedai/DeepSpeed/issues/694",
+        '  File "/home/user/VirtualEnvs/dspeed/lib/python3.6/site-packages/torch/utils/cpp_extension.py",'
+        " line 1539, in _run_ninja_build\n"
+        "    env=env)\n"
+        '  File "/usr/lib/python3.6/subprocess.py", line 438, in run\n'
+        "    output=stdout, stderr=stderr)\n"
+        "subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+        "\n"
+        "The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "Traceback (most recent call last):\n"
+        '  File "cifar10_deepspeed.py", line 144, in <module>\n'
+        "    args=args, model=net, model_parameters=parameters, training_data=trainset)\n"
+        '  File "/home/user/VirtualEnvs/dspeed/lib/python3.6/site-packages/deepspeed/runtime/engine.py",'
+        " line 583, in _configure_basic_optimizer\n"
+        "    optimizer = FusedAdam(model_parameters, **optimizer_parameters)",
+        "application",
+        False,
+        "torch-extension-build-failed",
+    ),
+    # THUDM/SwissArmyTransformer issue 184: the same build under torchrun's rank prefix.
+    (
+        "https://github.com/THUDM/SwissArmyTransformer/issues/184",
+        "[rank0]:     raise CalledProcessError(retcode, process.args,\n"
+        "[rank0]: subprocess.CalledProcessError: Command '['ninja', '-v']' returned non-zero exit status 1.\n"
+        "\n"
+        "[rank0]: The above exception was the direct cause of the following exception:\n"
+        "\n"
+        "[rank0]: Traceback (most recent call last):\n"
+        '[rank0]:   File "/home/user/Tora/sat/train_video.py", line 413, in <module>\n'
+        "[rank0]:     training_main(",
+        "application",
+        False,
+        "torch-extension-build-failed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("source", "text", "category", "retryable", "signature"), FAILURES)
+def test_jit_build_failures(source: str, text: str, category: str, retryable: bool, signature: str) -> None:
+    found = diagnose(text)
+    assert found.symptom == "crash", source
+    assert (found.evidence[0].signature, found.category, found.retryable) == (signature, category, retryable)
+
+
+def test_a_raised_warning_is_still_an_exception() -> None:
+    # A warning raised (`-W error`) ends its traceback without a file and line before the class:
+    # the loader's message in it is then the failure (mpi4py/mpi4py issue 570's import, as raised).
+    found = diagnose(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/sekitoba/last_passing_rank/main.py", line 26, in main\n'
+        "    from mpi4py import MPI\n"
+        "ImportError: /home/user/.pyenv/versions/3.10.1/lib/python3.10/site-packages/mpi4py/"
+        "MPI.cpython-310-x86_64-linux-gnu.so: undefined symbol: ompi_mpi_errors_abort"
+    )
+    assert (found.symptom, found.category, found.retryable) == ("crash", "application", False)
+
+
+HEALTHY = [
+    # xuhuisheng/rocm-gfx803 issue 15: torchvision's image extension built against another torch.
+    "/home/user/.local/lib/python3.8/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load"
+    " image Python extension: /home/user/.local/lib/python3.8/site-packages/torchvision/image.so:"
+    " undefined symbol: _ZNK3c1010TensorImpl36is_contiguous_nondefault_policy_implENS_12MemoryFormatE",
+    # casperg92/MaSIF_colab issue 7: the same warning with its advice, then warnings' source line.
+    "/usr/local/lib/python3.9/dist-packages/torchvision/io/image.py:13: UserWarning: Failed to load image"
+    " Python extension: '/usr/local/lib/python3.9/dist-packages/torchvision/image.so: undefined symbol:"
+    " _ZN3c104impl8GPUTrace13gpuTraceStateE'If you don't plan on using image functionality from"
+    " `torchvision.io`, you can ignore this warning. Otherwise, there might be something wrong with your"
+    " environment. Did you have `libjpeg` or `libpng` installed before building `torchvision` from source?\n"
+    "  warn(",
+    # bmaltais/kohya_ss issue 2018: on Windows, beside xformers' missing-Triton notice.
+    "E:\\kohya_ss\\venv\\lib\\site-packages\\torchvision\\io\\image.py:13: UserWarning: Failed to load image"
+    " Python extension: '[WinError 127] The specified procedure could not be found'\n"
+    "  warn(\n"
+    "A matching Triton is not available, some optimizations will not be enabled.\n"
+    "Error caught was: No module named 'triton'",
+]
+
+
+@pytest.mark.parametrize("text", HEALTHY)
+def test_optional_extension_warnings_stay_healthy(text: str) -> None:
+    assert diagnose(text).symptom == "none"
