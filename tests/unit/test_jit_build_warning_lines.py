@@ -1,6 +1,7 @@
 """Whole excerpts of real logs from a training node's software stack at start: a JIT build of a
 CUDA extension whose traceback a paste starts in the middle of (no header, no `raise` frame)
-and then cuts inside the traceback raised from it, and the warnings Python's `warnings` module
+and then cuts inside the traceback raised from it, Triton's launcher that does not find the
+driver's libcuda (its own assertion, or the linker's), and the warnings Python's `warnings` module
 shows for optional extensions a program goes on without (torchvision's image extension that does
 not load, with the loader's `undefined symbol` quoted in it), which must stay healthy."""
 
@@ -50,6 +51,48 @@ FAILURES = [
         False,
         "torch-extension-build-failed",
     ),
+    # MAGICS-LAB/DNABERT_2 issue 56: Triton's launcher build finds no libcuda in the linker cache
+    # (a notebook's traceback, as IPython prints it).
+    (
+        "https://github.com/MAGICS-LAB/DNABERT_2/issues/56",
+        "/usr/local/lib/python3.10/dist-packages/triton/common/build.py in libcuda_dirs()\n"
+        "     28         msg += 'Possible files are located at %s.' % str(locs)\n"
+        "     29         msg += 'Please create a symlink of libcuda.so to any of the file.'\n"
+        "---> 30     assert any(os.path.exists(os.path.join(path, 'libcuda.so')) for path in dirs), msg\n"
+        "     31     return dirs\n"
+        "     32 \n"
+        "\n"
+        "AssertionError: libcuda.so cannot found!",
+        "system_software",
+        True,
+        "driver-library-missing",
+    ),
+    # triton-lang/triton pull 1981: the lookup found a directory, the link of the stub did not
+    # find the library; Triton's cache lookup fails after it.
+    (
+        "https://github.com/triton-lang/triton/pull/1981",
+        "/usr/bin/ld: cannot find -lcuda\n"
+        "collect2: error: ld returned 1 exit status\n"
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 21, in add_kernel',
+        "system_software",
+        True,
+        "driver-library-missing",
+    ),
+    # dhcode-cpp/X-R1 issue 68: another library the build links (the toolkit's curand) is the
+    # job's environment: the build failure, not the driver.
+    (
+        "https://github.com/dhcode-cpp/X-R1/issues/68",
+        "FAILED: cpu_adam.so\n"
+        "c++ cpu_adam.o cpu_adam_impl.o -shared -lcurand -L/opt/conda/lib -o cpu_adam.so\n"
+        "/usr/bin/ld: cannot find -lcurand: No such file or directory\n"
+        "collect2: error: ld returned 1 exit status\n"
+        "ninja: build stopped: subcommand failed.\n"
+        "Loading extension module cpu_adam...",
+        "application",
+        False,
+        "native-build-failed",
+    ),
 ]
 
 
@@ -97,3 +140,22 @@ HEALTHY = [
 @pytest.mark.parametrize("text", HEALTHY)
 def test_optional_extension_warnings_stay_healthy(text: str) -> None:
     assert diagnose(text).symptom == "none"
+
+
+def test_container_gpu_hook_failure_names_the_node_srun_reports() -> None:
+    # SlinkyProject/containers pull 2: enroot's NVIDIA hook fails inside pyxis on the node, whose
+    # lines name no node; srun's report of the failed task says which node it was.
+    found = diagnose(
+        "[2025-07-18T15:06:29.684] error: pyxis: container start failed with error code: 1\n"
+        "[2025-07-18T15:06:29.684] error: pyxis: printing enroot log file:\n"
+        "[2025-07-18T15:06:29.684] error: pyxis:     nvidia-container-cli: ldcache error: process /usr/sbin/ldconfig.\n"
+        "real failed with error code: 1\n"
+        "[2025-07-18T15:06:29.684] error: pyxis:     [ERROR] /etc/enroot/hooks.d/98-nvidia.sh exited with return code\n"
+        " 1\n"
+        "[2025-07-18T15:06:29.684] error: pyxis: couldn't start container\n"
+        "[2025-07-18T15:06:29.684] error: spank: required plugin spank_pyxis.so: task_init() failed with rc=-1\n"
+        "[2025-07-18T15:06:29.684] error: Failed to invoke spank plugin stack\n"
+        "srun: error: gpu-1-0: task 0: Exited with exit code 1"
+    )
+    assert (found.category, found.retryable) == ("system_software", True)
+    assert found.implicated.nodes == ["gpu-1-0"]
