@@ -1,7 +1,8 @@
 """Whole excerpts of real logs from a training node's software stack at start: a JIT build of a
 CUDA extension whose traceback a paste starts in the middle of (no header, no `raise` frame)
 and then cuts inside the traceback raised from it, Triton's launcher that does not find the
-driver's libcuda (its own assertion, or the linker's), and the warnings Python's `warnings` module
+driver's libcuda (its own assertion, or the linker's), Lmod's unknown module and its missing
+command on a node, and the warnings Python's `warnings` module
 shows for optional extensions a program goes on without (torchvision's image extension that does
 not load, with the loader's `undefined symbol` quoted in it), which must stay healthy."""
 
@@ -92,6 +93,34 @@ FAILURES = [
         "application",
         False,
         "native-build-failed",
+    ),
+    # hpcugent/vsc_user_docs issue 440: the job script loads a module Lmod does not know, then
+    # the program it should have provided is missing.
+    (
+        "https://github.com/hpcugent/vsc_user_docs/issues/440",
+        "Lmod has detected the following error: The following module(s) are unknown:\n"
+        '"MODULENAME"\n'
+        "\n"
+        "\n"
+        'Please check the spelling or version number. Also try "module spider ..."\n'
+        "It is also possible your cache file is out-of-date; it may help to try:\n"
+        '$ module --ignore-cache load "MODULENAME"\n'
+        "\n"
+        "/var/spool/slurm/slurmd/jobXXXXXX/slurm_script: line 36: /bin/MODULENAME: No such file or directory",
+        "application",
+        False,
+        "lmod-module-unknown",
+    ),
+    # access-ci-org/Jetstream_Cluster issue 18: the compute node has no Lmod where the site's
+    # shell setup runs it, and the MPI launcher a module would have provided is not found.
+    (
+        "https://github.com/access-ci-org/Jetstream_Cluster/issues/18",
+        "environment: line 17: /usr/share/lmod/lmod/libexec/lmod: No such file or directory\n"
+        "environment: line 17: /usr/share/lmod/lmod/libexec/lmod: No such file or directory\n"
+        "/tmp/slurmd/job00001/slurm_script: line 8: mpirun: command not found",
+        "system_software",
+        True,
+        "lmod-command-missing",
     ),
 ]
 
