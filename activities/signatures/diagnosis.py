@@ -209,6 +209,9 @@ EXIT_PATTERNS = [
     )
 ]
 STORE_GONE_AT_EXIT = frozenset({"torch-heartbeat-store-lost"})
+# srun's report of a task that failed (`srun: error: gpu-1-0: task 0: Exited with exit code 1`):
+# where the step's task ran, whatever failed it.
+SRUN_TASK_FAILED = "srun-task-failed"
 EXTRA_PATTERNS = (
     ELASTIC_PATTERNS
     + STRUCTURE_PATTERNS
@@ -848,6 +851,19 @@ class LogDiagnoser:
                         # abort's line says where the C library's message above it was printed.
                         found.add_groups({k: v for k, v in sibling.groups.items() if k in PLACE_GROUPS})
                     found.add_context(other.context)
+        if sig.category == "system_software" and not found.nodes:
+            # The node's software failed a task and its own line names no node (pyxis and
+            # enroot's container start, printed by the node's slurmstepd): srun's report of the
+            # failed task after it says on which node, when all such reports name one node.
+            hosts = {
+                other.match.groups["host"]
+                for other in self._pending
+                if other.signature.id == SRUN_TASK_FAILED
+                and other.match.line > winner.match.line
+                and other.match.groups.get("host")
+            }
+            if len(hosts) == 1:
+                found.add_groups({"host": next(iter(hosts))})
         if sig.cascade and not (found.ranks or found.nodes or found.peers):
             # Follow-on errors alone: what a cascade's groups name is the failed party (never the
             # rank reporting), so another's (`Process name: [[29973,1],0]` after Open MPI's

@@ -140,6 +140,16 @@ _SEVERITY = re.compile(r"(?:^|[\]:\s])\[?([IWEF])(?:\d{3,4} [\d:.]+(?: +\d+)?)? 
 _LIBRARY_WARNING = re.compile(
     r"\s*(?:libibverbs: Warning: |(?:WARNING:jax\._src\.xla_bridge:)?CUDA backend failed to initialize: )"
 )
+# Python's warnings module shows a warning it did not raise as `<file>:<line>: <category>: <message>`
+# (Lib/warnings.py formatwarning), the category a Warning subclass: torchvision's "image.py:13:
+# UserWarning: Failed to load image Python extension: ...: undefined symbol: ..." for an optional
+# extension it goes on without. A warning turned into an error (`-W error`) is raised instead,
+# and its line in the traceback has no file and line before the class. PyTorch warns, not raises,
+# when CUDA fails to start (torch/cuda/__init__.py: "UserWarning: CUDA initialization: <error>")
+# and goes on with no GPU, which a training job cannot: those lines stay failures.
+_PY_WARNING = re.compile(
+    r"\s*(?:[A-Za-z]:)?[^:'\"\n]{1,250}\.py:\d{1,6}: (?:[A-Za-z_]\w*\.)*[A-Z]\w*Warning: (?!CUDA initialization: )"
+)
 # Python logging's DEBUG level where a record's format puts the level name before the message
 # (`DEBUG:root:...`, `[DEBUG]`, `- DEBUG -`, `| DEBUG |`, `root[14429] DEBUG ...`). An error a
 # program logs at DEBUG is one it caught and judged routine (logging's HOWTO: "detailed
@@ -179,9 +189,14 @@ _NVLINK_NONFATAL = re.compile(
 
 
 def _library_or_debug(head: str) -> str | None:
-    """W for a library's own warning prefix, a driver record marked non-fatal or a candidate kernel
-    Inductor's autotuning dropped, D for a Python logging record at DEBUG level."""
-    if _LIBRARY_WARNING.match(head) or _NVLINK_NONFATAL.search(head) or _INDUCTOR_AUTOTUNE.search(head):
+    """W for a library's own warning prefix, a Python warning, a driver record marked non-fatal or a
+    candidate kernel Inductor's autotuning dropped, D for a Python logging record at DEBUG level."""
+    if (
+        _LIBRARY_WARNING.match(head)
+        or _PY_WARNING.match(head)
+        or _NVLINK_NONFATAL.search(head)
+        or _INDUCTOR_AUTOTUNE.search(head)
+    ):
         return "W"
     return "D" if _DEBUG_LEVEL.search(head[:_LEVEL_HEAD]) else None
 

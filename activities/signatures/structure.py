@@ -424,8 +424,9 @@ class Tracebacks:
             self.ignored_line = match.line
             remember(self._ignored_texts, match.text.strip(), None, 64)
             return None
-        if closes:
-            remember(self._closed, writer, match.line, WRITERS)
+        # CPython prints the chain marker right below the first exception's line, so that line is
+        # the cause even when the log starts mid-traceback (its header cut off, no `raise` frame).
+        remember(self._closed, writer, match.line, WRITERS)
         return Uncaught(match, name, fact, traceback=closes)
 
     def repeats_ignored(self, text: str) -> bool:
