@@ -13,7 +13,7 @@ import pytest
 
 from tests.corpus.scoring import CORPUS, PARTS, Excerpt, load, part_of, score
 
-HELD_OUT_FLOORS = {"found": 0.90, "retryable": 0.85, "category": 0.79, "culprit": 0.64}
+HELD_OUT_FLOORS = {"found": 0.92, "retryable": 0.88, "category": 0.85, "culprit": 0.69}
 # The development part may be tuned against; its floors keep what was reached from sliding back.
 DEV_FLOORS = {"found": 0.97, "retryable": 0.96, "category": 0.94, "culprit": 0.85}
 FALSE_ALARMS_PER_HEALTHY = 1 / 80
