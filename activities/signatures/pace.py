@@ -136,14 +136,20 @@ class Slowdown:
                 EvidenceLine(line=record.line or 0, signature="straggler", text=clip(record.text, EVIDENCE_TEXT))
             )
         where = f" ({found.where()})" if found.where() else ""
-        return LogDiagnosis(
-            symptom="straggler",
-            category="unknown",
-            retryable=True,
-            implicated=found.implicated(),
-            evidence=evidence,
-            explanation=f"sustained slowdown: {self.description}{where}",
-        )
+        return _straggler(found, evidence, f"sustained slowdown: {self.description}{where}")
+
+
+def _straggler(found: Implicating, evidence: list[EvidenceLine], explanation: str) -> LogDiagnosis:
+    """A straggler verdict: the cause of a slowdown is not in the log, and a rerun (without the
+    slow nodes where the log names them) may well run at full pace."""
+    return LogDiagnosis(
+        symptom="straggler",
+        category="unknown",
+        retryable=True,
+        implicated=found.implicated(),
+        evidence=evidence,
+        explanation=explanation,
+    )
 
 
 # A straggler detector's own verdict. NVIDIA Resiliency Extension's StragglerDetectionCallback
@@ -208,11 +214,7 @@ class ReportedStragglers:
             if m is not None
         ]
         where = f": slower GPUs on {found.where()}" if found.where() else ""
-        return LogDiagnosis(
-            symptom="straggler",
-            category="unknown",
-            retryable=True,
-            implicated=found.implicated(),
-            evidence=sorted(evidence, key=lambda e: e.line),
-            explanation=f"the straggler detector stopped the run{where} (NVIDIA Resiliency Extension)",
+        evidence.sort(key=lambda e: e.line)
+        return _straggler(
+            found, evidence, f"the straggler detector stopped the run{where} (NVIDIA Resiliency Extension)"
         )
