@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,8 +55,8 @@ def quality(show_misses: bool, show_confusion: bool = False) -> None:
         goal = "≤ 1 per 80" if name == "false_alarms" else f"≥ {target:.2f}"
         print(f"| {name} | " + " | ".join(cells) + f" | {base} | {goal} |")
     for part in PARTS:
-        _per_category(part, results[part])
-        _per_symptom(part, results[part])
+        _matrix(part, "category", CATEGORIES, results[part].confusion, width=6)
+        _matrix(part, "symptom", SYMPTOMS, results[part].symptoms, width=9)
     if show_confusion:
         _confusion(results["dev"])
     if show_misses:
@@ -82,23 +83,13 @@ def _confusion(s: Scores) -> None:
             print(f"    {file}")
 
 
-def _per_category(part: str, s: Scores) -> None:
-    print(f"\n### {part}: labelled category (rows) against diagnosed category (columns)\n")
-    short = [c[:6] for c in CATEGORIES]
-    print("| label | n | " + " | ".join(short) + " |")
-    print("|---" * (len(CATEGORIES) + 2) + "|")
-    for label in CATEGORIES:
-        row = [s.confusion[(label, got)] for got in CATEGORIES]
-        if sum(row):
-            print(f"| {label} | {sum(row)} | " + " | ".join(str(n) if n else "." for n in row) + " |")
-
-
-def _per_symptom(part: str, s: Scores) -> None:
-    print(f"\n### {part}: labelled symptom (rows) against diagnosed symptom (columns)\n")
-    print("| label | n | " + " | ".join(SYMPTOMS) + " |")
-    print("|---" * (len(SYMPTOMS) + 2) + "|")
-    for label in SYMPTOMS:
-        row = [s.symptoms[(label, got)] for got in SYMPTOMS]
+def _matrix(part: str, what: str, values: tuple[str, ...], counts: Counter[tuple[str, str]], width: int) -> None:
+    """One part's labelled (rows) against diagnosed (columns) counts of `what`."""
+    print(f"\n### {part}: labelled {what} (rows) against diagnosed {what} (columns)\n")
+    print("| label | n | " + " | ".join(v[:width] for v in values) + " |")
+    print("|---" * (len(values) + 2) + "|")
+    for label in values:
+        row = [counts[(label, got)] for got in values]
         if sum(row):
             print(f"| {label} | {sum(row)} | " + " | ".join(str(n) if n else "." for n in row) + " |")
 
