@@ -22,10 +22,11 @@ from datetime import timedelta
 
 import structlog
 from temporalio import activity
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from recovery.activities import metrics
 from recovery.activities.logwatch import AttemptLog, LogReading
-from recovery.activities.observer.loop import Observer
+from recovery.activities.observer.loop import HandedOn, Observer
 from recovery.activities.observer.news import forgotten
 from recovery.activities.schedulers.base import JobNotFound, Scheduler, SchedulerUnavailable
 from recovery.activities.schedulers.coalesce import CoalescingObserver
@@ -55,7 +56,7 @@ class WatchActivities:
     async def watch_attempt(self, inp: WatchInput) -> WatchResult:
         """Wait for the observer's news of this attempt. The watch itself only heartbeats, as
         seldom as its heartbeat timeout allows: an idle run wakes nothing else."""
-        waiter = self.observer.attach(inp)
+        waiter = self.observer.attach(inp, activity.info().attempt)
         activity.heartbeat("watching")
         beat = _beat(activity.info().heartbeat_timeout)
         try:
@@ -64,6 +65,10 @@ class WatchActivities:
                 if done:
                     return waiter.result()
                 activity.heartbeat("watching")
+        except HandedOn as e:
+            # Retried by Temporal on whichever worker polls first (worker/sharing.py); expected,
+            # so logged as benign, not as a failed activity.
+            raise ApplicationError(str(e), type="HandedOn", category=ApplicationErrorCategory.BENIGN) from None
         finally:
             self.observer.detach(inp.run_id, waiter)
 

@@ -517,6 +517,8 @@ class Phase:
     long_collections: list[float] = field(default_factory=list)  # the workers' GC pauses >= 0.5 s, seconds
     load_steady: tuple[float, float, float] = (0.0, 0.0, 0.0)  # the machine's load average, at the end
     load_burst: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    handed_on: int = 0  # watches the first worker handed on after the second joined (worker/sharing.py)
+    sharing_seconds: float = 0.0  # from the second worker's start to the last watch handed on
 
 
 async def steady_state(pids: dict[str, int], window: float) -> dict[str, Usage]:
@@ -533,6 +535,29 @@ def lost_watches(logs: list[Path]) -> int:
         with contextlib.suppress(OSError), path.open(errors="replace") as handle:
             lost += sum(1 for line in handle if "'watch_attempt'" in line and "Activity cancelled" in line)
     return lost
+
+
+def handed_on(log: Path) -> int:
+    """Watches a worker handed on to share them out (worker/sharing.py), from its log."""
+    total = 0
+    with contextlib.suppress(OSError), log.open(errors="replace") as handle:
+        for line in handle:
+            if "watches handed on" in line:
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    total += int(json.loads(line)["count"])
+    return total
+
+
+async def sharing_settled(log: Path, still: float, timeout: float) -> tuple[int, float]:
+    """Wait until the worker has handed no watch on for `still` seconds (a tree without sharing:
+    `still` seconds); how many it handed on, and when the last went (seconds from now)."""
+    start = last = time.monotonic()
+    seen = handed_on(log)
+    while time.monotonic() - last < still and time.monotonic() - start < timeout:
+        await asyncio.sleep(2)
+        if (now := handed_on(log)) != seen:
+            seen, last = now, time.monotonic()
+    return seen, last - start
 
 
 def long_collections(logs: list[Path]) -> list[list[float]]:
@@ -796,10 +821,13 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
     rounds = [(2, victims[0::2])] if args.two_from_start else [(1, victims[0::2]), (2, victims[1::2])]
     phases: list[Phase] = []
     for n, group in rounds:
+        shared = (0, 0.0)
         if n == 2 and not args.two_from_start:
             rig.workers.append(start_worker(rig.home, 2, args.runs, args.cached_runs))
             pids = {"worker1": rig.workers[0].pid, "worker2": rig.workers[1].pid, **pids}
-            await asyncio.sleep(15)  # it connects and polls
+            print("2 worker(s): waiting for the first to hand on its surplus of watches", flush=True)
+            # Two of the first worker's sharing looks (15 s each) without a watch handed on.
+            shared = await sharing_settled(rig.home / "worker1.log", still=35.0, timeout=900.0)
         print(f"{n} worker(s): steady state for {args.window:.0f}s", flush=True)
         steady = await steady_state(pids, args.window)
         load_steady = os.getloadavg()
@@ -807,6 +835,7 @@ async def measure(args: argparse.Namespace, rig: Rig) -> tuple[list[Phase], dict
         logs = [rig.home / f"worker{i + 1}.log" for i in range(n)]
         phase = await burst(client, pids, group, args.burst_timeout, logs)
         phase.workers, phase.steady = n, steady
+        phase.handed_on, phase.sharing_seconds = shared
         phase.load_steady, phase.load_burst = load_steady, os.getloadavg()
         phases.append(phase)
         print(f"  advice for {len(phase.advice)}/{len(group)} runs, burst over in {phase.burst_seconds:.1f}s")
@@ -908,6 +937,13 @@ def report(args: argparse.Namespace, columns: list[Column], command: str) -> Non
             rows.append((f"{what} {fn}", [_fmt(getattr(p, key), fn) for _, p in cells_of]))
     rows.append(("runs without advice", [str(p.missing) for _, p in cells_of]))
     rows.append(("watches lost to heartbeat timeout, retried", [str(p.lost_watches) for _, p in cells_of]))
+    if any(p.handed_on for _, p in cells_of):
+        rows.append(
+            (
+                "second worker joined: watches handed on / last after",
+                [f"{p.handed_on} / {p.sharing_seconds:.0f}s" if p.workers > 1 else "-" for _, p in cells_of],
+            )
+        )
     rows.append(
         (
             "burst: workers' garbage collections >= 0.5 s, count / longest",

@@ -38,6 +38,7 @@ from recovery.worker.gc_pauses import GcPauses, Quiet
 from recovery.worker.orphans import release_while_serving
 from recovery.worker.run_states import publish_run_states, runtime_meter
 from recovery.worker.scheduler_guard import SchedulerGuard
+from recovery.worker.sharing import share_while_serving
 from recovery.workflows.discovery import SlurmDiscovery
 from recovery.workflows.models import DiscoveryInput
 from recovery.workflows.node_history import NodeHistory
@@ -97,14 +98,23 @@ def stacks_for(config: WorkerConfig) -> StackCollection:
     )
 
 
-def activities_for(
-    scheduler: Scheduler, config: WorkerConfig, suspects: Callable[[SuspectQuery], Awaitable[list[str]]] | None = None
-) -> list[Callable[..., Any]]:
-    """`suspects`: the cluster's node history, which `diagnose` asks (none: no suspects known)."""
-    actions = ActionActivities(scheduler, config)
+def watch_activities(scheduler: Scheduler, config: WorkerConfig) -> WatchActivities:
+    """The worker's watches and their one observer."""
     # Watches asking within this window share one scheduler poll (one squeue on Slurm).
     window = 0.05 if config.scheduler == "local" else 0.25
-    watch = WatchActivities(scheduler, log_reading(config), window)
+    return WatchActivities(scheduler, log_reading(config), window)
+
+
+def activities_for(
+    scheduler: Scheduler,
+    config: WorkerConfig,
+    suspects: Callable[[SuspectQuery], Awaitable[list[str]]] | None = None,
+    watch: WatchActivities | None = None,
+) -> list[Callable[..., Any]]:
+    """`suspects`: the cluster's node history, which `diagnose` asks (none: no suspects known);
+    `watch`: the worker's watches (made here when not given)."""
+    actions = ActionActivities(scheduler, config)
+    watch = watch or watch_activities(scheduler, config)
     return [
         actions.submit_attempt,
         actions.adopt_attempt,
@@ -156,12 +166,14 @@ def build_worker(
     config: WorkerConfig,
     task_queue: str | None = None,
     interceptors: Sequence[Interceptor] = (),
+    watch: WatchActivities | None = None,
 ) -> Worker:
-    """The worker; `interceptors` run after its own (a test counts what activities do)."""
+    """The worker; `interceptors` run after its own (a test counts what activities do); `watch`:
+    its watches, when the caller shares them out (worker/sharing.py)."""
     queue = task_queue or settings.task_queue()
     workflows: list[type] = [TrainingRun, Pipeline, NodeHistory]
     nodes = NodeHistoryActivities(client, scheduler, config.slurm.cluster, may_drain=config.drain_suspect_nodes)
-    activities = activities_for(scheduler, config, nodes.suspects)
+    activities = activities_for(scheduler, config, nodes.suspects, watch)
     activities += [nodes.report_failure, nodes.suspect_nodes, nodes.drain_nodes]
     activities.append(RunWaitActivities(client).await_runs)  # for chained runs (`submit --after`)
     if isinstance(scheduler, Discoverable) and config.discovery.enabled:
@@ -213,7 +225,8 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
     queue = settings.task_queue()
     # Where freezing is on, the whole heap is walked at a quiet moment; off, nothing is counted.
     quiet = Quiet() if config.gc_freeze else None
-    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet] if quiet else [])
+    watch = watch_activities(scheduler, config)
+    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet] if quiet else [], watch=watch)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -228,10 +241,13 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
             # A dead worker of this host leaves its watches to wait out their heartbeat timeout;
             # this one hands them on at once (worker/orphans.py).
             releasing = asyncio.create_task(release_while_serving(client, queue, stop))
+            # A worker holding more than its share of the queue's watches hands the surplus on.
+            sharing = asyncio.create_task(share_while_serving(client, queue, watch.observer, stop, quiet))
             thawing = asyncio.create_task(pauses.thawing(stop, quiet)) if quiet else None
             await stop.wait()
             log.info("worker stopping")
             await releasing
+            await sharing
             if thawing is not None:
                 await thawing
             if counting is not None:

@@ -66,6 +66,18 @@ IDLE_POLL_SECONDS = 1.0  # the pace when nothing asks: the last watch let go (th
 # task of the worker waited behind it: in a burst of failures the observer held 58 % of a
 # worker's samples (py-spy), each recovery's ten hops through the loop waiting on it.
 JUDGE_SLICE = 100
+# A watch handed on to another worker (`hand_on`) starts its hang clock afresh there: only one
+# whose log showed progress this recently is handed on (its hang is then found at most this much
+# later), or one not reading a log yet.
+HAND_ON_QUIET_SECONDS = 60.0
+# Nor a watch on its third try or later: Temporal waits 1 s before a watch's second try, 2 s
+# before its third and twice as long each time after (to 30 s), and the run is watched by no one
+# meanwhile.
+HAND_ON_MAX_TRY = 2
+
+
+class HandedOn(Exception):
+    """This worker let go of the watch for another worker of its task queue to take."""
 
 
 class Observer:
@@ -103,12 +115,13 @@ class Observer:
         """Whether its loop runs (it does while anything is watched)."""
         return self._task is not None and not self._task.done()
 
-    def attach(self, inp: WatchInput) -> asyncio.Future[WatchResult]:
+    def attach(self, inp: WatchInput, tries: int = 1) -> asyncio.Future[WatchResult]:
         """Watch the run's attempt from now on; its news completes the returned future. A run's
-        new watch supersedes its old one (a retry, or a re-arm whose cancel is still on its way)."""
+        new watch supersedes its old one (a retry, or a re-arm whose cancel is still on its way).
+        `tries`: the watch activity's attempt number (a retry after a lost worker, a hand-on)."""
         waiter: asyncio.Future[WatchResult] = asyncio.get_running_loop().create_future()
         old = self._unwatch(inp.run_id) or self._kept.pop(inp.run_id, None)
-        watched = Watched(inp, waiter, seq=next(self._attached))
+        watched = Watched(inp, waiter, seq=next(self._attached), tries=tries)
         if old is not None:
             if not old.waiter.done():
                 old.waiter.cancel()
@@ -130,6 +143,24 @@ class Observer:
         self._unwatch(run_id)
         watched.idle_since = time.monotonic()
         self._kept[run_id] = watched
+
+    def hand_on(self, count: int) -> int:
+        """End up to `count` watches with `HandedOn`, so that Temporal retries them on whichever
+        worker of the queue polls first; how many were. Only those that lose nothing by moving:
+        not reading a log yet, or a log whose last progress is recent (`HAND_ON_QUIET_SECONDS`),
+        and not retried twice already (`HAND_ON_MAX_TRY`)."""
+        now = time.monotonic()
+        handed = 0
+        for watched in list(self._watched.values()):
+            if handed >= count:
+                break
+            if watched.waiter.done() or watched.tries > HAND_ON_MAX_TRY:
+                continue
+            if not watched.movable(now, HAND_ON_QUIET_SECONDS):
+                continue
+            watched.waiter.set_exception(HandedOn(f"handed on to another worker (attempt {watched.inp.attempt.index})"))
+            handed += 1
+        return handed
 
     def _unwatch(self, run_id: str) -> Watched | None:
         watched = self._watched.pop(run_id, None)

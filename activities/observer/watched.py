@@ -19,6 +19,7 @@ class Watched:
     seq: int = 0  # the order watches were attached in: a look judges only those attached before it
     next_read: float = 0.0  # monotonic time of the log's next read
     idle_since: float = 0.0  # when the last watch let go of it (kept state only)
+    tries: int = 1  # the watch activity's attempt number: a retry's next wait is longer
     job_id: str = field(init=False)  # asked 10,000 times a look: kept, not looked up
 
     def __post_init__(self) -> None:
@@ -33,6 +34,15 @@ class Watched:
             theirs.restart_count,
             theirs.log_offset,
         )
+
+    def movable(self, now: float, recent: float) -> bool:
+        """Whether another worker could take this watch over losing nothing but a re-read: no log
+        read yet, or a log whose last progress came within `recent` seconds (a hang's clock
+        starts again where the log is next read)."""
+        if self.log is None:
+            return True
+        last = self.log.hang.last_progress_at if self.log.first is not None else None
+        return last is not None and now - last < recent
 
     def look(self, obs: JobObservation | None, now: float, read_log: bool, reading: LogReading) -> WatchResult | None:
         """One look at the attempt (`obs` None: the scheduler is away): the news, if any."""

@@ -1,0 +1,117 @@
+"""Watches shared out among the live workers of a task queue, so that a worker started beside a
+busy one takes its share of the runs already watched, not only of the runs started after it.
+
+Temporal gives an activity to whichever worker polls for it, and a watch then stays for its
+attempt's whole life on the worker that took it: a second worker added to a busy queue got none
+of what already ran (benchmarks/concurrent_runs.py: 0 of a burst's 700 activity tasks). Here,
+each look, a worker counts the live workers polling its activity queue and the runs running;
+holding more watches than its share (the runs over the workers, and a margin), it hands some of
+the surplus on (`Observer.hand_on`): those watches end with a retryable error and Temporal
+retries each on whichever worker polls first. About half come back here; the next look hands on
+again. Level-triggered: each look acts on the counts as they are now, so a worker that comes or
+goes (the orphans' release, worker/orphans.py) only changes the next look's arithmetic.
+
+What moves is the watch, and the observer's work for it (reading the log, judging it). A run's
+workflow tasks stay on the worker that has it cached until it lets go of it; its recovery's
+activities follow its workflow task. Handing on costs a re-read of each moved attempt's output
+on its new worker, so it goes at most `PER_LOOK` watches a look, and never while a recovery is
+under way on this worker (`quiet`): a burst of failures is not the moment to move work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import socket
+import time
+from collections.abc import Callable
+
+import structlog
+from temporalio.api.enums.v1 import TaskQueueType
+from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.client import Client
+from temporalio.service import RPCError
+
+from recovery.activities.observer.loop import Observer
+from recovery.worker.orphans import RUNNING_QUERY, gone_holder
+from recovery.worker.stopping import stopped_within
+
+log = structlog.get_logger("recovery.worker")
+
+LOOK_SECONDS = 15.0
+# A poller not heard from for this long is no live worker (the server lists pollers it saw in
+# the last few minutes; a worker long-polls about every minute).
+LIVE_SECONDS = 90.0
+# Watches handed on in one look, at most: each is one activity retry through the server and one
+# re-read of its attempt's output on the worker that takes it.
+PER_LOOK = 500
+# A worker keeps up to this many watches over its share before handing any on, and a tenth of
+# its share: the counts are a moment's, and moving a watch costs more than an uneven split.
+MARGIN = 8
+
+
+def to_hand_on(held: int, running: int, workers: int) -> int:
+    """How many of its `held` watches a worker hands on, `running` runs among `workers` workers."""
+    if workers < 2 or held <= 0:
+        return 0
+    share = math.ceil(running / workers)
+    surplus = held - share
+    if surplus <= max(MARGIN, share // 10):
+        return 0
+    return min(surplus, PER_LOOK)
+
+
+def live_workers(pollers: list[tuple[str, float]], me: str, now: float, host: str) -> int:
+    """Distinct workers among `(identity, last seen)` pollers, heard from within LIVE_SECONDS and
+    not a gone process of this host; this worker counts whether or not it is listed yet."""
+    live = {
+        identity for identity, seen in pollers if now - seen <= LIVE_SECONDS and gone_holder(identity, host) is None
+    }
+    return len(live | {me})
+
+
+async def _pollers(client: Client, queue: str) -> list[tuple[str, float]]:
+    request = DescribeTaskQueueRequest(
+        namespace=client.namespace,
+        task_queue=TaskQueue(name=queue),
+        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    )
+    response = await client.workflow_service.describe_task_queue(request)
+    return [(p.identity, p.last_access_time.ToSeconds()) for p in response.pollers]
+
+
+async def share_once(client: Client, queue: str, observer: Observer) -> int:
+    """One look: hand on this worker's surplus of watches; how many were handed on."""
+    held = observer.watching
+    if held <= MARGIN:
+        return 0
+    workers = live_workers(await _pollers(client, queue), client.identity, time.time(), socket.gethostname())
+    if workers < 2:
+        return 0
+    running = (await client.count_workflows(f'{RUNNING_QUERY} AND TaskQueue="{queue}"')).count
+    count = to_hand_on(held, running, workers)
+    if not count:
+        return 0
+    handed = observer.hand_on(count)
+    log.info("watches handed on", count=handed, held=held, runs=running, workers=workers)
+    return handed
+
+
+async def share_while_serving(
+    client: Client,
+    queue: str,
+    observer: Observer,
+    stop: asyncio.Event,
+    quiet: Callable[[], bool] | None = None,
+    interval: float = LOOK_SECONDS,
+) -> None:
+    """Look every `interval` until `stop`; a look waits for a quiet moment (no recovery's step
+    under way here) when `quiet` is given."""
+    while not await stopped_within(stop, interval):
+        if quiet is not None and not quiet():
+            continue
+        try:
+            await share_once(client, queue, observer)
+        except RPCError as e:
+            log.warning("watches not shared", error=str(e).splitlines()[0] if str(e) else type(e).__name__)
