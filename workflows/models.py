@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from recovery.workflows.policy import Policy, SuspectNodes
+from recovery.workflows.policy import SharedPolicy, SuspectNodes
 
 # The run's workflow type (the public contract; running histories are of this type). Here rather
 # than beside the workflow so the client and the worker's gauges name it without loading it.
@@ -208,7 +208,7 @@ class RunSpec(Model):
     nodes: int = Field(ge=1)
     workdir: str
     owner: str
-    policy: Policy
+    policy: SharedPolicy
     env: dict[str, str] = Field(default_factory=dict)
     submitted_at: datetime
     tuning: Tuning = Field(default_factory=lambda: Tuning())
@@ -409,7 +409,7 @@ class WatchInput(Model):
     run_id: str
     attempt: Attempt
     poll_seconds: float
-    policy: Policy
+    policy: SharedPolicy
     report_progress: bool = True  # return at the attempt's first progress (for its milestone)
 
 

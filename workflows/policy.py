@@ -11,7 +11,7 @@ import re
 from datetime import timedelta
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
@@ -158,3 +158,25 @@ class Policy(_Section):
     straggler: Straggler = Straggler()
     suspect_nodes: SuspectNodes = SuspectNodes()
     notify: Notify = Notify()
+
+
+# Equal policies, one object: a worker holds a run's policy in each watch's input and each cached
+# workflow's spec, about 7 KiB of pydantic objects apiece (10,000 runs of one policy: 70 MiB per
+# copy). Policies are frozen, so sharing one is safe; keyed by their JSON, at most a few hundred.
+_SHARED: dict[str, Policy] = {}
+_SHARED_MAX = 256
+
+
+def shared(policy: Policy) -> Policy:
+    """The one object held for every policy equal to `policy` (it, the first time)."""
+    key = policy.model_dump_json()
+    found = _SHARED.get(key)
+    if found is None:
+        if len(_SHARED) >= _SHARED_MAX:
+            _SHARED.clear()  # so many policies: start over rather than grow
+        found = _SHARED[key] = policy
+    return found
+
+
+# A field of this type holds the shared object (`shared`) of the policy it was given.
+SharedPolicy = Annotated[Policy, AfterValidator(shared)]
