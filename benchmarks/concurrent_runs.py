@@ -670,6 +670,7 @@ async def stages(
     names: dict[int, str] = {}
     points: dict[str, float] = {}  # "<activity> scheduled|started|done" -> seconds after the failure
     opened: dict[int, float] = {}  # event id of a scheduled/started event -> seconds after the failure
+    started_by: dict[int, str] = {}  # scheduled event id -> the identity of the worker that started it
     kinds = dict.fromkeys(KINDS, 0.0)
     advised = False
     for event in history.events:
@@ -689,6 +690,7 @@ async def stages(
         elif kind == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
             attrs = event.activity_task_started_event_attributes
             name = names.get(attrs.scheduled_event_id, "")
+            started_by[attrs.scheduled_event_id] = attrs.identity
             if at >= 0 and name in STEPS:
                 points.setdefault(f"{name} started", at)
                 kinds[KINDS[3]] += at - opened[attrs.scheduled_event_id]
@@ -697,6 +699,8 @@ async def stages(
             name = names.get(attrs_done.scheduled_event_id, "")
             if at >= 0 and (name in STEPS or name == "watch_attempt"):
                 points.setdefault(f"{name} done", at)
+            if at >= 0 and name == "watch_attempt":  # a watch started long before: whose observer woke it
+                _count_task(tasks, workers, started_by.get(attrs_done.scheduled_event_id, ""), "watch completions")
             if at >= 0 and name in STEPS:
                 kinds[KINDS[4]] += at - opened.get(attrs_done.started_event_id, at)
             advised = name == "record_advice" and at >= 0
