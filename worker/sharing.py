@@ -11,11 +11,15 @@ retries each on whichever worker polls first. About half come back here; the nex
 again. Level-triggered: each look acts on the counts as they are now, so a worker that comes or
 goes (the orphans' release, worker/orphans.py) only changes the next look's arithmetic.
 
-What moves is the watch, and the observer's work for it (reading the log, judging it). A run's
-workflow tasks stay on the worker that has it cached until it lets go of it; its recovery's
-activities follow its workflow task. Handing on costs a re-read of each moved attempt's output
-on its new worker, so it goes at most `PER_LOOK` watches a look, and never while a recovery is
-under way on this worker (`quiet`): a burst of failures is not the moment to move work.
+What moves is the watch, and the observer's work for it (reading the log, judging it); and the
+run's workflow tasks may follow. Temporal gives a run's workflow task to the worker that has the
+run cached (its sticky queue) and its recovery's activities to the worker of that task (eager
+dispatch), so a burst's work would all stay here. The runs handed on have their stickiness reset
+(`ResetStickyTaskQueue`): their next workflow task goes to whichever worker polls first, which
+replays the run once and keeps it from then on. Handing on costs a re-read of each moved
+attempt's output on its new worker, so it goes at most `PER_LOOK` watches a look, and never
+while a recovery is under way on this worker (`quiet`): a burst of failures is not the moment to
+move work.
 """
 
 from __future__ import annotations
@@ -27,9 +31,10 @@ import time
 from collections.abc import Callable
 
 import structlog
+from temporalio.api.common.v1 import WorkflowExecution
 from temporalio.api.enums.v1 import TaskQueueType
 from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, ResetStickyTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
@@ -49,6 +54,7 @@ PER_LOOK = 500
 # A worker keeps up to this many watches over its share before handing any on, and a tenth of
 # its share: the counts are a moment's, and moving a watch costs more than an uneven split.
 MARGIN = 8
+RESETS_AT_ONCE = 16  # runs' stickiness reset concurrently after a hand-on
 
 
 def to_hand_on(held: int, running: int, workers: int) -> int:
@@ -94,8 +100,20 @@ async def share_once(client: Client, queue: str, observer: Observer) -> int:
     if not count:
         return 0
     handed = observer.hand_on(count)
-    log.info("watches handed on", count=handed, held=held, runs=running, workers=workers)
-    return handed
+    log.info("watches handed on", count=len(handed), held=held, runs=running, workers=workers)
+    limit = asyncio.Semaphore(RESETS_AT_ONCE)
+    await asyncio.gather(*(_unstick(client, run_id, limit) for run_id in handed))
+    return len(handed)
+
+
+async def _unstick(client: Client, run_id: str, limit: asyncio.Semaphore) -> None:
+    """The run's next workflow task goes to any worker of the queue, not only to this one."""
+    request = ResetStickyTaskQueueRequest(namespace=client.namespace, execution=WorkflowExecution(workflow_id=run_id))
+    async with limit:
+        try:
+            await client.workflow_service.reset_sticky_task_queue(request)
+        except RPCError as e:  # the run ended meanwhile: nothing to move
+            log.debug("stickiness not reset", run_id=run_id, error=str(e).splitlines()[0] if str(e) else "")
 
 
 async def share_while_serving(

@@ -144,22 +144,22 @@ class Observer:
         watched.idle_since = time.monotonic()
         self._kept[run_id] = watched
 
-    def hand_on(self, count: int) -> int:
+    def hand_on(self, count: int) -> list[str]:
         """End up to `count` watches with `HandedOn`, so that Temporal retries them on whichever
-        worker of the queue polls first; how many were. Only those that lose nothing by moving:
+        worker of the queue polls first; the runs whose watch was. Only those that lose nothing by moving:
         not reading a log yet, or a log whose last progress is recent (`HAND_ON_QUIET_SECONDS`),
         and not retried twice already (`HAND_ON_MAX_TRY`)."""
         now = time.monotonic()
-        handed = 0
+        handed: list[str] = []
         for watched in list(self._watched.values()):
-            if handed >= count:
+            if len(handed) >= count:
                 break
             if watched.waiter.done() or watched.tries > HAND_ON_MAX_TRY:
                 continue
             if not watched.movable(now, HAND_ON_QUIET_SECONDS):
                 continue
             watched.waiter.set_exception(HandedOn(f"handed on to another worker (attempt {watched.inp.attempt.index})"))
-            handed += 1
+            handed.append(watched.inp.run_id)
         return handed
 
     def _unwatch(self, run_id: str) -> Watched | None:

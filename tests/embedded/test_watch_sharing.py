@@ -1,8 +1,9 @@
 """A worker started beside a busy one takes a share of the runs it already watches
 (worker/sharing.py), on the real dev server and local cluster: the busy worker hands its
-surplus of watches on, Temporal retries them on whichever worker polls first, and no run is
-recovered or disturbed by the move. The runs heartbeat every 5 min, so a watch held by the
-second worker within the test's two minutes can only have been handed on."""
+surplus of watches on, Temporal retries them on whichever worker polls first, the runs' next
+workflow tasks may go to the second worker too, and no run is recovered or disturbed by the
+move. The runs heartbeat every 5 min, so a watch held by the second worker within the test's
+two minutes can only have been handed on."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client
 
 from recovery.client import runs
@@ -44,6 +46,17 @@ async def start_idle_run(client: Client, workdir: Path) -> RunSpec:
 
 async def holders(client: Client, specs: list[RunSpec]) -> list[str | None]:
     return list(await asyncio.gather(*(watch_holder(client, s.run_id) for s in specs)))
+
+
+async def tasks_by(client: Client, run_id: str, identity: str) -> int:
+    """The run's workflow tasks the worker of this identity took."""
+    history = await client.get_workflow_handle(run_id).fetch_history()
+    started = EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED
+    return sum(
+        1
+        for e in history.events
+        if e.event_type == started and e.workflow_task_started_event_attributes.identity == identity
+    )
 
 
 async def until(check: object, timeout: float) -> bool:
@@ -79,6 +92,17 @@ async def test_a_worker_started_beside_a_busy_one_takes_a_share_of_its_watches(
 
         assert await until(shared, 150), f"the second worker took fewer than {least} of {RUNS} watches"
         assert "watches handed on" in (embedded.home / "worker-0.log").read_text()
+        # The runs handed on are no longer stuck to the first worker's cache: their next workflow
+        # task (here a pause and a resume, which change nothing for a running run) may go to the
+        # second worker. Without the reset, the idle first worker would take every one.
+        for spec in specs:
+            await runs.signal_run(client, spec.run_id, "pause")
+            await runs.signal_run(client, spec.run_id, "resume")
+
+        async def some_tasks_on_second() -> bool:
+            return sum(await asyncio.gather(*(tasks_by(client, s.run_id, me_second) for s in specs))) > 0
+
+        assert await until(some_tasks_on_second, 60), "every run's workflow task stayed on the first worker"
         for spec in specs:
             status = await runs.query_status(client, spec.run_id)
             assert status.run.state in ("pending", "running"), status.run

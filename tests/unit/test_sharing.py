@@ -89,14 +89,14 @@ async def test_only_watches_that_lose_nothing_by_moving_are_handed_on(tmp_path: 
         await asyncio.sleep(0.01)
     assert not any(w.done() for w in waiters.values())
 
-    assert observer.hand_on(1) == 1
-    assert observer.hand_on(10) == 1, "two of the four could move"
+    assert observer.hand_on(1) == ["trained"]
+    assert observer.hand_on(10) == ["pending"], "two of the four could move"
     await asyncio.sleep(0)
     for name in ("trained", "pending"):
         with pytest.raises(HandedOn):
             waiters[name].result()
     assert not waiters["starting"].done() and not waiters["retried"].done()
-    assert observer.hand_on(10) == 0, "a watch handed on is not handed on twice"
+    assert observer.hand_on(10) == [], "a watch handed on is not handed on twice"
     for name, waiter in waiters.items():
         observer.detach(name, waiter)
 
