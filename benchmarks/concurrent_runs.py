@@ -22,15 +22,25 @@ processes' CPU time and RSS are sampled from /proc for --window seconds (steady 
 machine would), and the same sampling runs until every hit run has its successor running.
 Failure -> advice recorded and failure -> successor running come from each run's status
 milestones (`failure_observed` = the scheduler's end time of the failed attempt,
-`advice_recorded`, `successor_running`). Then a second worker joins on the same task queue
-and the burst is repeated on other runs. The machine's load average is printed beside each
-phase: the host is shared, and the figures move with it.
+`advice_recorded`, `successor_running`). Then a second worker joins on the same task queue,
+the benchmark waits until the first has handed its surplus of watches on (worker/sharing.py;
+no hand-on for two of its looks), and the burst is repeated on other runs. The machine's load
+average is printed beside each phase: the host is shared, and the figures move with it.
 
 The output ends with where failure -> advice goes, from the hit runs' histories: by kind of wait
 (the observer's watch completion; workflow tasks queued at the server and run in the worker,
 local activities included; activities queued and running; each summed per run) and step by
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
+
+One worker, then a second started beside it, after a busy worker began handing its surplus of
+watches on and resetting those runs' stickiness (worker/sharing.py; 490230a against 25a0255),
+2026-12-05, quiet host, `--runs 10000 --burst 100 --window 60 --burst-timeout 300 --min-running
+0.99 --cached-runs 2500`: one worker: steady 10% / 1%, RSS 1,119 MiB (1,178), advice p50 2.1 s,
+p95 2.9 s (2.9 s, 4.7 s), successor running 4.7 s / 5.1 s (5.8 s, 7.4 s); the second worker: 9,500
+watches handed on, settled after 336 s, then it took 363 of the burst's 646 workflow tasks and
+391 of its 699 activity tasks (0 of 642 and 0 of 700 before), burst CPU 33% / 35% where one
+worker had 65%; advice p95 3.0 s, successor running p95 5.4 s.
 
 The same command after the worker began handing freed pages back after each thaw, thawing
 early once grown by 128 MiB (c471968), 2026-12-04: RSS 934 / 934 MiB steady, 936 / 951 MiB in
