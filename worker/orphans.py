@@ -24,7 +24,7 @@ import socket
 
 import structlog
 from temporalio.api.enums.v1 import PendingActivityState, TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
+from temporalio.api.taskqueue.v1 import PollerInfo, TaskQueue
 from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
 from temporalio.client import Client
 from temporalio.exceptions import ApplicationError
@@ -102,15 +102,20 @@ async def _release_in_run(client: Client, workflow_id: str, run_id: str | None, 
     return released
 
 
-async def gone_pollers(client: Client, queue: str, host: str) -> set[str]:
-    """Identities of this host's pollers of the activity queue whose processes are gone."""
+async def activity_pollers(client: Client, queue: str) -> list[PollerInfo]:
+    """The pollers of the activity queue the server heard from lately (one per worker process)."""
     request = DescribeTaskQueueRequest(
         namespace=client.namespace,
         task_queue=TaskQueue(name=queue),
         task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
     )
-    response = await client.workflow_service.describe_task_queue(request)
-    return {poller.identity for poller in response.pollers if gone_holder(poller.identity, host) is not None}
+    return list((await client.workflow_service.describe_task_queue(request)).pollers)
+
+
+async def gone_pollers(client: Client, queue: str, host: str) -> set[str]:
+    """Identities of this host's pollers of the activity queue whose processes are gone."""
+    pollers = await activity_pollers(client, queue)
+    return {poller.identity for poller in pollers if gone_holder(poller.identity, host) is not None}
 
 
 async def release_while_serving(

@@ -28,18 +28,16 @@ import asyncio
 import math
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import structlog
 from temporalio.api.common.v1 import WorkflowExecution
-from temporalio.api.enums.v1 import TaskQueueType
-from temporalio.api.taskqueue.v1 import TaskQueue
-from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest, ResetStickyTaskQueueRequest
+from temporalio.api.workflowservice.v1 import ResetStickyTaskQueueRequest
 from temporalio.client import Client
 from temporalio.service import RPCError
 
 from recovery.activities.observer.loop import Observer
-from recovery.worker.orphans import RUNNING_QUERY, gone_holder
+from recovery.worker.orphans import RUNNING_QUERY, activity_pollers, gone_holder
 from recovery.worker.stopping import stopped_within
 
 log = structlog.get_logger("recovery.worker")
@@ -68,7 +66,7 @@ def to_hand_on(held: int, running: int, workers: int) -> int:
     return min(surplus, PER_LOOK)
 
 
-def live_workers(pollers: list[tuple[str, float]], me: str, now: float, host: str) -> int:
+def live_workers(pollers: Sequence[tuple[str, float]], me: str, now: float, host: str) -> int:
     """Distinct workers among `(identity, last seen)` pollers, heard from within LIVE_SECONDS and
     not a gone process of this host; this worker counts whether or not it is listed yet."""
     live = {
@@ -77,22 +75,13 @@ def live_workers(pollers: list[tuple[str, float]], me: str, now: float, host: st
     return len(live | {me})
 
 
-async def _pollers(client: Client, queue: str) -> list[tuple[str, float]]:
-    request = DescribeTaskQueueRequest(
-        namespace=client.namespace,
-        task_queue=TaskQueue(name=queue),
-        task_queue_type=TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    )
-    response = await client.workflow_service.describe_task_queue(request)
-    return [(p.identity, p.last_access_time.ToSeconds()) for p in response.pollers]
-
-
 async def share_once(client: Client, queue: str, observer: Observer) -> int:
     """One look: hand on this worker's surplus of watches; how many were handed on."""
     held = observer.watching
     if held <= MARGIN:
         return 0
-    workers = live_workers(await _pollers(client, queue), client.identity, time.time(), socket.gethostname())
+    pollers = [(p.identity, p.last_access_time.ToSeconds()) for p in await activity_pollers(client, queue)]
+    workers = live_workers(pollers, client.identity, time.time(), socket.gethostname())
     if workers < 2:
         return 0
     running = (await client.count_workflows(f'{RUNNING_QUERY} AND TaskQueue="{queue}"')).count

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -59,10 +60,10 @@ async def tasks_by(client: Client, run_id: str, identity: str) -> int:
     )
 
 
-async def until(check: object, timeout: float) -> bool:
+async def until(check: Callable[[], Awaitable[bool]], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if await check():  # type: ignore[operator]
+        if await check():
             return True
         await asyncio.sleep(1)
     return False
