@@ -124,9 +124,11 @@ class WorkerConfig(_Section):
     # runs beyond this wait, unwatched, for a slot here or on another worker.
     max_runs: int = Field(default=1000, ge=1)
     # Runs whose workflow this worker keeps in memory between their wakes (None: all it watches).
-    # Each costs about 160 KB; a run let go of is replayed from its history when next woken
-    # (its news, its hourly re-arm): about 20 ms of CPU and one history read from the server.
-    cached_runs: int | None = Field(default=None, ge=1)
+    # An idle run's workflow has nothing to do until its watch returns, so the cache need only
+    # hold the runs being recovered at once, not every run watched. Each costs about 160 KB
+    # (half of it in the SDK's Rust core); a run let go of is replayed from its history when next
+    # woken (its news, its hourly re-arm): about 20 ms of CPU and one history read.
+    cached_runs: int | None = Field(default=1000, ge=1)
     # Run workflow code in Temporal's sandbox, which stops a non-deterministic call (the clock,
     # I/O) as it happens. Off by default: the sandbox re-imports the workflow modules for every
     # run a worker holds (~140 KB each, and twice the CPU to replay one), and the test suite

@@ -160,6 +160,12 @@ WORKFLOW_TASK_SLOTS = 500
 STICKY_WAIT = timedelta(seconds=3)
 
 
+def cache_size(config: WorkerConfig) -> int:
+    """Runs whose workflow the worker keeps in memory: `cached_runs`, or (null) every run it can
+    hold, watched or being recovered."""
+    return config.cached_runs or config.max_runs + SHORT_ACTIVITY_SLOTS
+
+
 def build_worker(
     client: Client,
     scheduler: Scheduler,
@@ -187,7 +193,7 @@ def build_worker(
         workflows=workflows,
         activities=activities,
         max_concurrent_activities=config.max_runs + SHORT_ACTIVITY_SLOTS,
-        max_cached_workflows=config.cached_runs or config.max_runs + SHORT_ACTIVITY_SLOTS,
+        max_cached_workflows=cache_size(config),
         workflow_runner=SandboxedWorkflowRunner() if config.workflow_sandbox else UnsandboxedWorkflowRunner(),
         max_concurrent_workflow_tasks=WORKFLOW_TASK_SLOTS,
         # A burst's diagnoses are local activities (patch `diagnose-in-task`): the SDK's default

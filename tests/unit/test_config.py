@@ -59,3 +59,18 @@ def test_bad_signature_override_and_progress_pattern_stop_the_worker_early(tmp_p
     with pytest.raises(ProgressError, match="progress pattern 1"):
         log_reading(WorkerConfig(progress_patterns=["step=("]))
     assert log_reading(WorkerConfig()).catalog is None
+
+
+def test_the_workflow_cache_is_bounded_by_default_not_by_the_runs_watched(tmp_path: Path) -> None:
+    """A worker raised to 10,000 watches keeps only 1,000 runs' workflows in memory unless told
+    otherwise; `cached_runs: null` keeps every run it can hold, as before."""
+    from recovery.worker.run_worker import SHORT_ACTIVITY_SLOTS, cache_size
+
+    assert cache_size(WorkerConfig(max_runs=10_000)) == 1000
+    assert cache_size(WorkerConfig(max_runs=10_000, cached_runs=2500)) == 2500
+    path = tmp_path / "worker.yaml"
+    path.write_text("max_runs: 10000\ncached_runs: null\n")
+    assert cache_size(load_config(str(path))) == 10_000 + SHORT_ACTIVITY_SLOTS
+    path.write_text("cached_runs: 0\n")
+    with pytest.raises(ConfigError, match=":1: key 'cached_runs'"):
+        load_config(str(path))
