@@ -33,6 +33,18 @@ local activities included; activities queued and running; each summed per run) a
 step; and how many of the burst's workflow and activity tasks each worker took (the events'
 `identity`), which shows a second worker's share.
 
+One worker of 10,000 runs under 1 GiB: the workers cache 1,000 runs' workflows by default
+(`cached_runs`, 44ead81), not every run watched. The same command with `--cached-runs 1000` on
+45650e0, 2026-12-05: started in 444 s, one worker: steady 10% / 1%, RSS 921 MiB (940 MiB in the
+burst; 1,119 MiB with 2,500 cached), advice p50 3.4 s, p95 3.9 s, successor running 5.8 s /
+6.5 s; the second worker: 9,000 watches handed on, settled after 289 s, then it took 385 of the
+burst's 653 workflow tasks and 406 of its 700 activity tasks; RSS 867 / 354 MiB, advice p95
+3.4 s, successor running p95 6.6 s. Again, on the default (44ead81, `--runs 1000 10000 --baseline
+45650e0 --baseline-runs 1000`, load 3-4.5 in the one worker's phases): one worker RSS 928 MiB
+(921 in the burst), advice p50 4.7 s, p95 5.1 s, successor running 7.4 s / 8.0 s: the burst's
+runs are replayed (workflow tasks in the worker 1.6 s / 2.3 s, 1.1 s / 1.4 s with 2,500
+cached); two workers 859 / 357 MiB, advice p95 3.8 s, successor running p95 7.2 s.
+
 One worker, then a second started beside it, after a busy worker began handing its surplus of
 watches on and resetting those runs' stickiness (worker/sharing.py; 490230a against 25a0255),
 2026-12-05, quiet host, `--runs 10000 --burst 100 --window 60 --burst-timeout 300 --min-running
