@@ -43,7 +43,8 @@ burst's 653 workflow tasks and 406 of its 700 activity tasks; RSS 867 / 354 MiB,
 45650e0 --baseline-runs 1000`, load 3-4.5 in the one worker's phases): one worker RSS 928 MiB
 (921 in the burst), advice p50 4.7 s, p95 5.1 s, successor running 7.4 s / 8.0 s: the burst's
 runs are replayed (workflow tasks in the worker 1.6 s / 2.3 s, 1.1 s / 1.4 s with 2,500
-cached); two workers 859 / 357 MiB, advice p95 3.8 s, successor running p95 7.2 s.
+cached); two workers 859 / 357 MiB, advice p95 3.8 s, successor running p95 7.2 s. A third run (the
+command without --cached-runs): RSS 915 MiB, advice p95 4.9 s, successor running p95 8.7 s.
 
 One worker, then a second started beside it, after a busy worker began handing its surplus of
 watches on and resetting those runs' stickiness (worker/sharing.py; 490230a against 25a0255),
