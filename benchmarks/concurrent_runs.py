@@ -34,8 +34,8 @@ step; and how many of the burst's workflow and activity tasks each worker took (
 `identity`), which shows a second worker's share.
 
 One worker of 10,000 runs under 1 GiB: the workers cache 1,000 runs' workflows by default
-(`cached_runs`, 44ead81), not every run watched. The same command with `--cached-runs 1000` on
-45650e0, 2026-12-05: started in 444 s, one worker: steady 10% / 1%, RSS 921 MiB (940 MiB in the
+(`cached_runs`, 44ead81), not every run watched. `--runs 10000 --burst 100 --window 60
+--burst-timeout 300 --min-running 0.99 --cached-runs 1000` on 45650e0, 2026-12-05: started in 444 s, one worker: steady 10% / 1%, RSS 921 MiB (940 MiB in the
 burst; 1,119 MiB with 2,500 cached), advice p50 3.4 s, p95 3.9 s, successor running 5.8 s /
 6.5 s; the second worker: 9,000 watches handed on, settled after 289 s, then it took 385 of the
 burst's 653 workflow tasks and 406 of its 700 activity tasks; RSS 867 / 354 MiB, advice p95
