@@ -98,11 +98,14 @@ def stacks_for(config: WorkerConfig) -> StackCollection:
     )
 
 
-def watch_activities(scheduler: Scheduler, config: WorkerConfig) -> WatchActivities:
-    """The worker's watches and their one observer."""
+def watch_activities(
+    scheduler: Scheduler, config: WorkerConfig, quiet: Callable[[], bool] | None = None
+) -> WatchActivities:
+    """The worker's watches and their one observer; `quiet`: whether no recovery is under way
+    here (the observer defers due log reads while one is)."""
     # Watches asking within this window share one scheduler poll (one squeue on Slurm).
     window = 0.05 if config.scheduler == "local" else 0.25
-    return WatchActivities(scheduler, log_reading(config), window)
+    return WatchActivities(scheduler, log_reading(config), window, quiet)
 
 
 def activities_for(
@@ -158,6 +161,12 @@ WORKFLOW_TASK_SLOTS = 500
 # worker of the queue may take it (the SDK's default is 10 s): a busy worker's runs move to an
 # idle one within seconds of a burst, at the price of one replay of each moved run's history.
 STICKY_WAIT = timedelta(seconds=3)
+# Workflow task polls kept open however quiet the queue (the SDK's autoscaling goes down to one
+# of each kind): after an idle hour a burst's first tasks were handed out one poll at a time
+# until the pollers scaled up again (10,000 runs, one worker: one poller of each kind before
+# the burst, workflow tasks waiting 0.58 s on average to be taken in it). Five is the SDK's
+# fixed number before autoscaling; an idle poll is a long poll the server answers every minute.
+WORKFLOW_POLLERS = PollerBehaviorAutoscaling(minimum=5)
 
 
 def cache_size(config: WorkerConfig) -> int:
@@ -200,8 +209,8 @@ def build_worker(
         # of 100 at once would hold the rest of a larger burst back.
         max_concurrent_local_activities=SHORT_ACTIVITY_SLOTS,
         sticky_queue_schedule_to_start_timeout=STICKY_WAIT,
-        # Pollers follow the backlog (a burst) instead of five each, fixed.
-        workflow_task_poller_behavior=PollerBehaviorAutoscaling(),
+        # Pollers follow the backlog (a burst) instead of five each, fixed; at least five wait.
+        workflow_task_poller_behavior=WORKFLOW_POLLERS,
         activity_task_poller_behavior=PollerBehaviorAutoscaling(),
         # Eager dispatch stays on: it hands a run's next activity to the worker that scheduled it,
         # so a second worker gets none of a run the first holds, but through the task queue each
@@ -229,10 +238,11 @@ async def ensure_discovery(client: Client, scheduler: Discoverable, config: Work
 async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> None:
     """Run until SIGTERM or SIGINT, then shut down gracefully."""
     queue = settings.task_queue()
-    # Where freezing is on, the whole heap is walked at a quiet moment; off, nothing is counted.
-    quiet = Quiet() if config.gc_freeze else None
-    watch = watch_activities(scheduler, config)
-    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet] if quiet else [], watch=watch)
+    # Whether a recovery is under way here: the observer's log reads wait while one is, and the
+    # heap is walked (where freezing is on) and watches are handed on only at a quiet moment.
+    quiet = Quiet()
+    watch = watch_activities(scheduler, config, quiet)
+    worker = build_worker(client, scheduler, config, queue, interceptors=[quiet], watch=watch)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
@@ -249,7 +259,7 @@ async def serve(client: Client, scheduler: Scheduler, config: WorkerConfig) -> N
             releasing = asyncio.create_task(release_while_serving(client, queue, stop))
             # A worker holding more than its share of the queue's watches hands the surplus on.
             sharing = asyncio.create_task(share_while_serving(client, queue, watch.observer, stop, quiet))
-            thawing = asyncio.create_task(pauses.thawing(stop, quiet)) if quiet else None
+            thawing = asyncio.create_task(pauses.thawing(stop, quiet)) if config.gc_freeze else None
             await stop.wait()
             log.info("worker stopping")
             await releasing
