@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from datetime import timedelta
 
 import structlog
@@ -46,11 +47,17 @@ log = structlog.get_logger("recovery.watch")
 
 
 class WatchActivities:
-    def __init__(self, scheduler: Scheduler, reading: LogReading | None = None, window: float = 0.05) -> None:
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        reading: LogReading | None = None,
+        window: float = 0.05,
+        quiet: Callable[[], bool] | None = None,
+    ) -> None:
         self.scheduler = scheduler
         self.reading = reading or LogReading()
         self.coalescer = CoalescingObserver(scheduler, window)
-        self.observer = Observer(self.coalescer, self.reading)  # the worker's one observer
+        self.observer = Observer(self.coalescer, self.reading, quiet)  # the worker's one observer
 
     @activity.defn
     async def watch_attempt(self, inp: WatchInput) -> WatchResult:

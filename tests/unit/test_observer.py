@@ -205,3 +205,32 @@ async def test_a_look_at_many_attempts_gives_the_event_loop_back_between_slices(
     assert all(r.event == "ended" for r in results) and observer.looks == 1
     for i, w in enumerate(waiters):
         observer.detach(f"run{i}", w)
+
+
+async def test_while_a_recovery_is_under_way_due_log_reads_wait_but_an_ended_job_does_not(tmp_path: Path) -> None:
+    """In a burst of failures the log reads of 10,000 idle runs held the event loop the
+    recoveries' tasks wait on. While the worker is not quiet a due read waits (up to
+    BUSY_DEFER_SECONDS): a hang is found once it is quiet again. A job that ends is judged at once."""
+    log = tmp_path / "job.out"
+    log.write_text("recovery-progress step=1\n")
+    scheduler = ScriptedScheduler(["run"], later=["run"])
+    attempt = await a_job(scheduler, log)
+    other = await a_job(scheduler)
+    calm = {"quiet": True}
+    observer = Observer(CoalescingObserver(scheduler, 0.001), LogReading(), lambda: calm["quiet"])
+    first = await news(observer, watch(attempt, policy=FAST_HANG))
+    assert first.event == "progress"
+    calm["quiet"] = False  # a recovery is under way on this worker
+    again = observer.attach(watch(attempt.model_copy(update={"first_step": 1}), policy=FAST_HANG))
+    ending = observer.attach(watch(other, run_id="other"))
+    await asyncio.sleep(1.5)  # three times the hang timeout
+    assert not again.done(), "the hang waits for the log's next read"
+    failed(scheduler, other)
+    ended = await asyncio.wait_for(ending, 5)
+    assert ended.event == "ended" and ended.symptom is not None and ended.symptom.kind == "crash"
+    assert not again.done()
+    calm["quiet"] = True
+    hung = await asyncio.wait_for(again, 5)
+    assert hung.event == "hang" and hung.symptom is not None
+    observer.detach("run", again)
+    observer.detach("other", ending)
