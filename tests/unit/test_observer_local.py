@@ -9,7 +9,10 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
+
 from recovery.activities.logwatch import LogReading
+from recovery.activities.observer import loop
 from recovery.activities.observer.loop import Observer
 from recovery.activities.schedulers.coalesce import CoalescingObserver
 from recovery.activities.schedulers.local import LocalScheduler
@@ -96,3 +99,41 @@ async def test_after_a_daemon_restart_the_observer_reads_everything_again(sched:
     assert observer.coalescer.polls >= 2, "a full read after the restart"
     observer.detach("run", waiter)
     assert (await wait_for(sched, job.job_id, ended)).reason == "local cluster daemon restarted"
+
+
+async def test_the_periodic_read_of_every_job_is_a_slice_a_look_and_misses_nothing(
+    sched: LocalScheduler, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read in one go, the periodic read of 10,000 jobs held up the look that should have seen a
+    burst of failures. It is read a slice a look, and what changes meanwhile still wakes its run."""
+    monkeypatch.setattr(loop, "FULL_READ_SLICE", 1)
+    monkeypatch.setattr(loop, "FULL_READ_SECONDS", 0.1)
+    jobs = []
+    for i in range(3):
+        (workdir / str(i)).mkdir()
+        jobs.append(await sched.submit(request(workdir / str(i), SLEEPER)))
+    await wait_files(*(workdir / str(i) / f"pid.node{i + 1}" for i in range(3)))
+    running = [await wait_for(sched, j.job_id, lambda o: o.state is JobState.RUNNING) for j in jobs]
+    observer = Observer(CoalescingObserver(sched, 0.001), LogReading())
+    reads: list[int] = []  # the look each read of jobs was made in
+    real = observer.coalescer.observe
+
+    async def observe(job_ids: list[str]) -> dict[str, JobObservation]:
+        reads.append(observer.looks)
+        return await real(job_ids)
+
+    monkeypatch.setattr(observer.coalescer, "observe", observe)
+    waiters = [observer.attach(watch(attempt_of(job), f"run{i}")) for i, job in enumerate(running)]
+    await looks(observer, 30)
+    again = [look for look in reads if look > 0]
+    assert len(again) >= 6, "every job read again, more than once"
+    assert len(set(again)) == len(again), "at most one slice a look"
+    assert observer.wakes == 0, "a read again is no news"
+
+    await sched.cancel(running[1].job_id)
+    result: WatchResult = await asyncio.wait_for(waiters[1], 10)
+    assert result.observation.state is JobState.CANCELLED
+    await looks(observer, 10)
+    assert not waiters[0].done() and not waiters[2].done()
+    for i, w in enumerate(waiters):
+        observer.detach(f"run{i}", w)
