@@ -38,13 +38,18 @@ async def looks(observer: Observer, more: int) -> None:
         await asyncio.sleep(0.01)
 
 
-async def test_idle_jobs_are_read_once_then_only_what_changed_wakes_a_run(sched: LocalScheduler, workdir: Path) -> None:
+async def three_running(sched: LocalScheduler, workdir: Path) -> list[JobObservation]:
+    """Three sleeping jobs, each on its node, once the daemon says they run."""
     jobs = []
     for i in range(3):
         (workdir / str(i)).mkdir()
         jobs.append(await sched.submit(request(workdir / str(i), SLEEPER)))
     await wait_files(*(workdir / str(i) / f"pid.node{i + 1}" for i in range(3)))
-    running = [await wait_for(sched, j.job_id, lambda o: o.state is JobState.RUNNING) for j in jobs]
+    return [await wait_for(sched, j.job_id, lambda o: o.state is JobState.RUNNING) for j in jobs]
+
+
+async def test_idle_jobs_are_read_once_then_only_what_changed_wakes_a_run(sched: LocalScheduler, workdir: Path) -> None:
+    running = await three_running(sched, workdir)
     observer = Observer(CoalescingObserver(sched, 0.001), LogReading())
     waiters = [observer.attach(watch(attempt_of(job), f"run{i}")) for i, job in enumerate(running)]
     await looks(observer, 20)
@@ -108,12 +113,7 @@ async def test_the_periodic_read_of_every_job_is_a_slice_a_look_and_misses_nothi
     burst of failures. It is read a slice a look, and what changes meanwhile still wakes its run."""
     monkeypatch.setattr(loop, "FULL_READ_SLICE", 1)
     monkeypatch.setattr(loop, "FULL_READ_SECONDS", 0.1)
-    jobs = []
-    for i in range(3):
-        (workdir / str(i)).mkdir()
-        jobs.append(await sched.submit(request(workdir / str(i), SLEEPER)))
-    await wait_files(*(workdir / str(i) / f"pid.node{i + 1}" for i in range(3)))
-    running = [await wait_for(sched, j.job_id, lambda o: o.state is JobState.RUNNING) for j in jobs]
+    running = await three_running(sched, workdir)
     observer = Observer(CoalescingObserver(sched, 0.001), LogReading())
     reads: list[int] = []  # the look each read of jobs was made in
     real = observer.coalescer.observe
