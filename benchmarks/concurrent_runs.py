@@ -46,6 +46,18 @@ runs are replayed (workflow tasks in the worker 1.6 s / 2.3 s, 1.1 s / 1.4 s wit
 cached); two workers 859 / 357 MiB, advice p95 3.8 s, successor running p95 7.2 s. A third run (the
 command without --cached-runs): RSS 915 MiB, advice p95 4.9 s, successor running p95 8.7 s.
 
+The burst's own latency at 10,000 runs, one worker (the worker's core metrics read by a probe
+kept out of the project: the SDK's pollers had scaled down to one of each kind in the steady
+state, and the burst's workflow tasks waited 0.58 s on average to be taken; a full read of
+every job held the observer's look 1.2 s, and the watches woke 1.3 s after the failure).
+2026-12-05, the same command three times on a loaded host (load 3-5): 85f7ff0, advice p50
+3.6 s, p95 4.4 s, successor running 6.7 s / 7.9 s, RSS 918 MiB; with at least five workflow
+pollers and the observer's log reads waiting while a recovery is under way (3ead9ff): 2.9 s /
+3.5 s, 5.2 s / 5.9 s, 931 MiB (955 in the burst); with the periodic read of every job a slice
+a look too (e528b47): 3.4 s / 4.2 s, 5.9 s / 7.0 s, 929 MiB (988 in the burst), its steady
+window still taking the start-up's tail (worker 44 %, dev server 30 %). Two workers: advice p95
+4.4 s, 3.1 s and 3.1 s.
+
 One worker, then a second started beside it, after a busy worker began handing its surplus of
 watches on and resetting those runs' stickiness (worker/sharing.py; 490230a against 25a0255),
 2026-12-05, quiet host, `--runs 10000 --burst 100 --window 60 --burst-timeout 300 --min-running
