@@ -215,6 +215,11 @@ class StragglerDetector:
         self._excursion: _Excursion | None = None
         self.verdict: StragglerVerdict | None = None
 
+    @property
+    def suspecting(self) -> bool:
+        """Whether a slowdown is being followed (declared or not yet)."""
+        return self._excursion is not None
+
     def baseline(self) -> tuple[float, float] | None:
         """(median rate, the rate min_drop below it), once enough healthy samples exist."""
         base = self._baseline()

@@ -70,11 +70,11 @@ IDLE_POLL_SECONDS = 1.0  # the pace when nothing asks: the last watch let go (th
 # task of the worker waited behind it: in a burst of failures the observer held 58 % of a
 # worker's samples (py-spy), each recovery's ten hops through the loop waiting on it.
 JUDGE_SLICE = 100
-# While the worker recovers runs (its `quiet()` is false), a due log read waits up to this long:
-# the recoveries' workflow tasks and activities run on the event loop the reads hold. At 10,000
-# watches the reads are 2,000 a second, about a seventh of that loop, all through a burst of
-# failures. An ended job is judged at once regardless (its log is read then), and a hang's or a
-# straggler's finding comes at most this much later, only while recoveries are under way.
+# While the worker recovers runs (its `quiet()` is false), a due log read may wait up to this
+# long: the recoveries' workflow tasks and activities run on the event loop the reads hold. At
+# 10,000 watches the reads are 2,000 a second, about a seventh of that loop, all through a burst
+# of failures. Only an attempt whose first progress is recorded waits, never past its hang
+# deadline nor while a slowdown is followed (`Watched.read_by`); an ended job is judged at once.
 BUSY_DEFER_SECONDS = 15.0
 # A watch handed on to another worker (`hand_on`) starts its hang clock afresh there: only one
 # whose log showed progress this recently is handed on (its hang is then found at most this much
@@ -247,15 +247,14 @@ class Observer:
         now = time.monotonic()
         self.looks += 1
         spacing = max(self._pace(), len(self._watched) / LOG_READS_PER_SECOND)
-        cutoff = now - self._deferral()  # logs due by then are read now; later ones wait
-        due = self._due_reads(cutoff, horizon)
+        due = self._postponing(self._due_reads(now, horizon), now)
         if changed is None:  # a full read: every watch, the due ones (taken off the heap) among them
             judged = [w for w in self._watched.values() if w.seq < horizon]
         else:
-            # A changed job whose log is not taken off the heap (not due yet, or its read
-            # deferred) is judged too, on the scheduler's news: an ended job's log is read anyway.
+            # A changed job whose log is not due (or whose read waits) is judged too, on the
+            # scheduler's news: an ended job's log is read anyway.
             mine = (self._watched[run] for job in changed for run in self._by_job.get(job, ()))
-            judged = [*due, *(w for w in mine if w.seq < horizon and cutoff < w.next_read)]
+            judged = [*due, *(w for w in mine if w.seq < horizon and now < w.next_read)]
         for i, watched in enumerate(judged):
             if i and i % JUDGE_SLICE == 0:
                 await asyncio.sleep(0)
@@ -265,9 +264,9 @@ class Observer:
             if watched.waiter.done() or self._watched.get(watched.inp.run_id) is not watched:
                 continue
             obs = None if found is None else found.get(watched.job_id) or forgotten(watched.inp.attempt)
-            read = cutoff >= watched.next_read
+            read = now >= watched.next_read
             if read:
-                watched.next_read = now + spacing
+                watched.next_read, watched.waited = now + spacing, False
                 self._schedule_read(watched)
             try:
                 news = watched.look(obs, now, read, self.reading)
@@ -279,17 +278,27 @@ class Observer:
                 watched.waiter.set_result(news)
         self._forget(now)
 
-    def _deferral(self) -> float:
-        """How long past due a log read may wait now: `BUSY_DEFER_SECONDS` while a recovery is
-        under way on this worker, else not at all."""
-        return BUSY_DEFER_SECONDS if self.quiet is not None and not self.quiet() else 0.0
+    def _postponing(self, due: list[Watched], now: float) -> list[Watched]:
+        """The due log reads to make now. While a recovery is under way on this worker, those
+        that may wait (`Watched.read_by`) are put off, once each, and the rest read."""
+        if self.quiet is None or self.quiet():
+            return due
+        now_due: list[Watched] = []
+        for watched in due:
+            later = watched.read_by(BUSY_DEFER_SECONDS)
+            if later is None or later <= now:
+                now_due.append(watched)
+                continue
+            watched.next_read, watched.waited = later, True
+            self._schedule_read(watched)
+        return now_due
 
-    def _due_reads(self, until: float, horizon: int) -> list[Watched]:
-        """The watches whose log was due by `until`, taken off the heap (each is pushed again once
-        read); one attached after the look's read began stays due, for the next look."""
+    def _due_reads(self, now: float, horizon: int) -> list[Watched]:
+        """The watches whose log is due, taken off the heap (each is pushed again once read);
+        one attached after the look's read began stays due, for the next look."""
         due: list[Watched] = []
         later: list[Watched] = []
-        while self._due and self._due[0][0] <= until:
+        while self._due and self._due[0][0] <= now:
             when, _, watched = heapq.heappop(self._due)
             if watched.next_read != when or self._watched.get(watched.inp.run_id) is not watched:
                 continue  # read since (a newer entry stands for it), or no longer watched

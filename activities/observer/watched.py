@@ -20,6 +20,7 @@ class Watched:
     next_read: float = 0.0  # monotonic time of the log's next read
     idle_since: float = 0.0  # when the last watch let go of it (kept state only)
     tries: int = 1  # the watch activity's attempt number: a retry's next wait is longer
+    waited: bool = False  # its due read was put off once (a recovery under way): the next is made
     job_id: str = field(init=False)  # asked 10,000 times a look: kept, not looked up
 
     def __post_init__(self) -> None:
@@ -43,6 +44,15 @@ class Watched:
             return True
         last = self.log.hang.last_progress_at if self.log.first is not None else None
         return last is not None and now - last < recent
+
+    def read_by(self, defer: float) -> float | None:
+        """How late its due log read may be made while the worker is busy: `defer` past due, never
+        past the hang deadline. None: now (no log read yet, the first progress not yet recorded,
+        a slowdown being followed, or put off once already)."""
+        log = self.log
+        if log is None or self.waited or self.inp.attempt.first_step is None or log.straggler.suspecting:
+            return None
+        return min(self.next_read + defer, log.hang.deadline())
 
     def look(self, obs: JobObservation | None, now: float, read_log: bool, reading: LogReading) -> WatchResult | None:
         """One look at the attempt (`obs` None: the scheduler is away): the news, if any."""

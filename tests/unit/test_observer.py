@@ -8,7 +8,10 @@ import asyncio
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from recovery.activities.logwatch import LogReading
+from recovery.activities.observer import loop
 from recovery.activities.observer.loop import Observer
 from recovery.activities.schedulers.coalesce import CoalescingObserver
 from recovery.workflows.models import (
@@ -207,30 +210,69 @@ async def test_a_look_at_many_attempts_gives_the_event_loop_back_between_slices(
         observer.detach(f"run{i}", w)
 
 
-async def test_while_a_recovery_is_under_way_due_log_reads_wait_but_an_ended_job_does_not(tmp_path: Path) -> None:
+def reads_of(observer: Observer, run_id: str) -> list[float]:
+    """The times the run's log is read from now on."""
+    log = observer._watched[run_id].log
+    assert log is not None
+    times: list[float] = []
+    poll = log.poll
+
+    def counted(now: float) -> None:
+        times.append(now)
+        poll(now)
+
+    log.poll = counted  # type: ignore[method-assign]
+    return times
+
+
+async def test_while_a_recovery_is_under_way_an_idle_runs_log_reads_wait_but_nothing_is_found_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """In a burst of failures the log reads of 10,000 idle runs held the event loop the
-    recoveries' tasks wait on. While the worker is not quiet a due read waits (up to
-    BUSY_DEFER_SECONDS): a hang is found once it is quiet again. A job that ends is judged at once."""
-    log = tmp_path / "job.out"
-    log.write_text("recovery-progress step=1\n")
+    recoveries' tasks wait on. While the worker is not quiet, an idle run's due read waits (up
+    to BUSY_DEFER_SECONDS), but never past its hang deadline: the hang is found as late as ever.
+    A first progress is read at the usual pace, and a job that ends is judged at once."""
+    monkeypatch.setattr(loop, "BUSY_DEFER_SECONDS", 5.0)
+    logs = {name: tmp_path / f"{name}.out" for name in ("idle", "hanging", "starting")}
+    logs["idle"].write_text("recovery-progress step=1\n")
+    logs["hanging"].write_text("recovery-progress step=1\n")
+    logs["starting"].write_text("")
     scheduler = ScriptedScheduler(["run"], later=["run"])
-    attempt = await a_job(scheduler, log)
-    other = await a_job(scheduler)
+    attempts = {name: await a_job(scheduler, log) for name, log in logs.items()}
+    ending = await a_job(scheduler)
     calm = {"quiet": True}
     observer = Observer(CoalescingObserver(scheduler, 0.001), LogReading(), lambda: calm["quiet"])
-    first = await news(observer, watch(attempt, policy=FAST_HANG))
-    assert first.event == "progress"
+    slow = Policy(hang=Hang(min_timeout=timedelta(seconds=60), max_timeout=timedelta(seconds=60)))
+    policies = {"idle": slow, "hanging": FAST_HANG}
+    for name in policies:
+        first = await news(observer, watch(attempts[name], run_id=name, policy=policies[name]))
+        assert first.event == "progress"
     calm["quiet"] = False  # a recovery is under way on this worker
-    again = observer.attach(watch(attempt.model_copy(update={"first_step": 1}), policy=FAST_HANG))
-    ending = observer.attach(watch(other, run_id="other"))
-    await asyncio.sleep(1.5)  # three times the hang timeout
-    assert not again.done(), "the hang waits for the log's next read"
-    failed(scheduler, other)
-    ended = await asyncio.wait_for(ending, 5)
-    assert ended.event == "ended" and ended.symptom is not None and ended.symptom.kind == "crash"
-    assert not again.done()
-    calm["quiet"] = True
-    hung = await asyncio.wait_for(again, 5)
-    assert hung.event == "hang" and hung.symptom is not None
-    observer.detach("run", again)
-    observer.detach("other", ending)
+    waiters = {
+        name: observer.attach(watch(attempts[name].model_copy(update={"first_step": 1}), run_id=name, policy=policy))
+        for name, policy in policies.items()
+    }
+    waiters["starting"] = observer.attach(watch(attempts["starting"], run_id="starting", policy=slow))
+    waiters["ending"] = observer.attach(watch(ending, run_id="ending"))
+    await looks_more(observer, 2)
+    idle_reads = reads_of(observer, "idle")
+    hung = await asyncio.wait_for(waiters["hanging"], 2)
+    assert hung.event == "hang", "found by its deadline, not 5 s later"
+    logs["starting"].write_text("recovery-progress step=1\n")
+    started = await asyncio.wait_for(waiters["starting"], 2)
+    assert started.event == "progress"
+    failed(scheduler, ending)
+    ended = await asyncio.wait_for(waiters["ending"], 2)
+    assert ended.event == "ended" and ended.symptom is not None
+    assert not idle_reads, "the idle run's log waits while the recovery goes on"
+    await asyncio.sleep(5.5)
+    assert idle_reads, "and is read at most BUSY_DEFER_SECONDS late"
+    assert not waiters["idle"].done()
+    for name, waiter in waiters.items():
+        observer.detach(name, waiter)
+
+
+async def looks_more(observer: Observer, more: int) -> None:
+    target = observer.looks + more
+    while observer.looks < target:
+        await asyncio.sleep(0.005)
