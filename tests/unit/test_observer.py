@@ -52,6 +52,13 @@ async def news(observer: Observer, inp: WatchInput, timeout: float = 10.0) -> Wa
         observer.detach(inp.run_id, waiter)
 
 
+async def looks(observer: Observer, more: int) -> None:
+    """Until the observer has looked `more` times again."""
+    target = observer.looks + more
+    while observer.looks < target:
+        await asyncio.sleep(0.01)
+
+
 async def test_a_job_that_failed_before_anyone_watched_wakes_its_run_on_the_first_look() -> None:
     scheduler = ScriptedScheduler(["run"], later=["run"])
     attempt = await a_job(scheduler)
@@ -254,7 +261,7 @@ async def test_while_a_recovery_is_under_way_an_idle_runs_log_reads_wait_but_not
     }
     waiters["starting"] = observer.attach(watch(attempts["starting"], run_id="starting", policy=slow))
     waiters["ending"] = observer.attach(watch(ending, run_id="ending"))
-    await looks_more(observer, 2)
+    await looks(observer, 2)
     idle_reads = reads_of(observer, "idle")
     hung = await asyncio.wait_for(waiters["hanging"], 2)
     assert hung.event == "hang", "found by its deadline, not 5 s later"
@@ -270,9 +277,3 @@ async def test_while_a_recovery_is_under_way_an_idle_runs_log_reads_wait_but_not
     assert not waiters["idle"].done()
     for name, waiter in waiters.items():
         observer.detach(name, waiter)
-
-
-async def looks_more(observer: Observer, more: int) -> None:
-    target = observer.looks + more
-    while observer.looks < target:
-        await asyncio.sleep(0.005)

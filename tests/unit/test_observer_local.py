@@ -20,6 +20,7 @@ from recovery.activities.schedulers.local import launcher as local_cluster
 from recovery.workflows.models import Attempt, JobObservation, JobState, WatchInput, WatchResult
 from recovery.workflows.policy import Policy
 from tests.unit.test_local_cluster import SLEEPER, ended, home, request, sched, wait_files, wait_for, workdir
+from tests.unit.test_observer import looks
 
 __all__ = ["home", "sched", "workdir"]  # the real daemon's fixtures
 
@@ -30,12 +31,6 @@ def attempt_of(job: JobObservation, index: int = 0) -> Attempt:
 
 def watch(attempt: Attempt, run_id: str) -> WatchInput:
     return WatchInput(run_id=run_id, attempt=attempt, poll_seconds=0.02, policy=Policy())
-
-
-async def looks(observer: Observer, more: int) -> None:
-    target = observer.looks + more
-    while observer.looks < target:
-        await asyncio.sleep(0.01)
 
 
 async def three_running(sched: LocalScheduler, workdir: Path) -> list[JobObservation]:
